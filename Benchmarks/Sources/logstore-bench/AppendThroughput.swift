@@ -1,0 +1,59 @@
+// Benchmark 1: appends with .deferredToOS against plain pwrite(2) of the same bytes.
+
+import Foundation
+import LogStore
+
+/// Append throughput without fsync, in the caller's payload bytes, beside
+/// `pwrite(2)` of the same payloads in the same-size chunks.
+enum AppendThroughput: BenchmarkGroup {
+    static let name = "append"
+
+    static func run(in context: BenchmarkContext) throws -> GroupReport {
+        var report = GroupReport(name: name, title: "1. Append throughput, durability .deferredToOS, against plain pwrite(2)")
+        try measure("1 KiB", size: 1024, count: context.scaled(full: 131_072, quick: 16_384), target: .atLeast(0.7), context, into: &report)
+        try measure("100 B", size: 100, count: context.scaled(full: 400_000, quick: 40_000), target: nil, context, into: &report)
+        report.note("a transaction is one insert of one .data field holding a slice of text-like records (JSON lines of inventory items, cut at a random offset); the baseline pwrite(2)s the same slices, one call each, to a file in the same directory")
+        report.note("both are timed from the first write to the last, without fsync; MB/s counts the caller's payload bytes only")
+        return report
+    }
+
+    private static func measure(
+        _ label: String, size: Int, count: Int, target: Target?, _ context: BenchmarkContext, into report: inout GroupReport
+    ) throws {
+        context.log("append: \(count) transactions of \(label), \(context.repetitions) rounds")
+        let payloads = context.corpus.slices(count, of: size, seed: UInt64(size))
+        let payloadBytes = Double(count * size)
+        var written: JournalStatistics?
+        let rates = try measureInRounds(repetitions: context.repetitions, [
+            {
+                let journal = try context.scratch.freshJournal("append.logstore", durability: .deferredToOS)
+                defer {
+                    journal.close()
+                    context.scratch.remove(journal.path)
+                }
+                let records = DataRecords(journal)
+                let seconds = try Stopwatch.seconds {
+                    for (index, payload) in payloads.enumerated() { try records.append(key: UInt64(index + 1), payload) }
+                }
+                written = journal.statistics
+                return Sample(work: payloadBytes, seconds: seconds)
+            },
+            {
+                let file = try PlainFile(path: context.scratch.freshPath("append.plain"))
+                defer { context.scratch.remove(file.path) }
+                let seconds = try Stopwatch.seconds {
+                    for payload in payloads { try payload.withUnsafeBytes { try file.append($0) } }
+                }
+                return Sample(work: payloadBytes, seconds: seconds)
+            },
+        ])
+        let logStore = report.add("LogStore append, \(label)", rates[0], scale: 1e-6, unit: "MB/s")
+        report.add("LogStore append, \(label), transactions", rates[0], scale: 1 / Double(size), unit: "transactions/s")
+        let plain = report.add("plain pwrite, \(label) chunks", rates[1], scale: 1e-6, unit: "MB/s")
+        report.compare("LogStore ÷ plain pwrite, \(label)", logStore, over: plain, target: target)
+        guard let written else { throw BenchmarkError("no journal run recorded its statistics") }
+        let fileBytes = Double(written.bytesWritten) + Double(StoredFrame.fileHeaderSize)
+        report.add("journal file size ÷ payload, \(label)", value: fileBytes / payloadBytes, unit: "×")
+        report.fact("journal, \(label)", "\(written.framesWritten) frames, \(written.rawPayloadBytes) raw payload bytes stored in \(written.bytesWritten) bytes (40-byte frame headers included)")
+    }
+}

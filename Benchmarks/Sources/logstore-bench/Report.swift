@@ -1,0 +1,158 @@
+// What a run found: figures, ratios against their targets, facts and notes,
+// printed as text or as one JSON document.
+
+import Foundation
+
+/// A goal a figure or ratio is held against. Nothing fails when it is
+/// missed: the report says "NOT MET" and the run goes on.
+enum Target: Sendable {
+    case atLeast(Double)
+
+    func isMet(by value: Double) -> Bool {
+        switch self {
+        case .atLeast(let minimum): value >= minimum
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .atLeast(let minimum): "≥ " + String(format: "%g", minimum)
+        }
+    }
+}
+
+/// One measured quantity: the median over the repetitions, with their range.
+struct Figure: Encodable, Sendable {
+    var name: String
+    var value: Double
+    var unit: String
+    var minimum: Double?
+    var maximum: Double?
+    var target: String?
+    var met: Bool?
+}
+
+/// A ratio of two figures of the same run.
+struct Comparison: Encodable, Sendable {
+    var name: String
+    var ratio: Double
+    var numerator: String
+    var denominator: String
+    var target: String?
+    var met: Bool?
+}
+
+/// A named fact that is not a number: a setting, a capability.
+struct Fact: Encodable, Sendable {
+    var name: String
+    var value: String
+}
+
+/// The results of one benchmark group.
+struct GroupReport: Encodable, Sendable {
+    let name: String
+    let title: String
+    var figures: [Figure] = []
+    var comparisons: [Comparison] = []
+    var facts: [Fact] = []
+    var notes: [String] = []
+
+    init(name: String, title: String) {
+        self.name = name
+        self.title = title
+    }
+
+    /// Adds the median of `rates` times `scale`, with its range.
+    @discardableResult
+    mutating func add(_ name: String, _ rates: Rates, scale: Double = 1, unit: String, target: Target? = nil) -> Figure {
+        add(Figure(name: name, value: rates.median * scale, unit: unit,
+                   minimum: rates.minimum * scale, maximum: rates.maximum * scale), target: target)
+    }
+
+    /// Adds a single value (a size, a count) that was not repeated.
+    @discardableResult
+    mutating func add(_ name: String, value: Double, unit: String, target: Target? = nil) -> Figure {
+        add(Figure(name: name, value: value, unit: unit), target: target)
+    }
+
+    private mutating func add(_ figure: Figure, target: Target?) -> Figure {
+        var figure = figure
+        figure.target = target?.description
+        figure.met = target?.isMet(by: figure.value)
+        figures.append(figure)
+        return figure
+    }
+
+    /// Adds `numerator ÷ denominator`, held against `target` when there is one.
+    mutating func compare(_ name: String, _ numerator: Figure, over denominator: Figure, target: Target? = nil) {
+        let ratio = numerator.value / denominator.value
+        comparisons.append(Comparison(
+            name: name, ratio: ratio, numerator: numerator.name, denominator: denominator.name,
+            target: target?.description, met: target?.isMet(by: ratio)))
+    }
+
+    mutating func fact(_ name: String, _ value: String) { facts.append(Fact(name: name, value: value)) }
+    mutating func note(_ text: String) { notes.append(text) }
+}
+
+/// The whole run.
+struct Report: Encodable, Sendable {
+    var mode: String
+    var statistic: String
+    var units = "MB = 10^6 bytes, GB = 10^9 bytes; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes"
+    var machine: Machine
+    var groups: [GroupReport] = []
+
+    func json() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
+    }
+
+    var text: String {
+        var lines = [
+            "logstore-bench, \(mode) run: \(statistic)",
+            "machine: \(machine.summary)",
+            "units: \(units)",
+        ]
+        for group in groups {
+            lines.append("")
+            lines.append("== \(group.title) [\(group.name)]")
+            let rows = group.figures.map(Self.row) + group.comparisons.map(Self.row)
+            let width = rows.map(\.label.count).max() ?? 0
+            for row in rows {
+                lines.append("  " + row.label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + row.text)
+            }
+            lines += group.facts.map { "  \($0.name): \($0.value)" }
+            lines += group.notes.map { "  note: \($0)" }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func row(_ figure: Figure) -> (label: String, text: String) {
+        var text = "\(formatted(figure.value)) \(figure.unit)"
+        if let minimum = figure.minimum, let maximum = figure.maximum {
+            text += "  (runs \(formatted(minimum)) to \(formatted(maximum)))"
+        }
+        return (figure.name, text + verdict(figure.target, figure.met))
+    }
+
+    private static func row(_ comparison: Comparison) -> (label: String, text: String) {
+        ("ratio: " + comparison.name, formatted(comparison.ratio) + verdict(comparison.target, comparison.met))
+    }
+
+    private static func verdict(_ target: String?, _ met: Bool?) -> String {
+        guard let target, let met else { return "" }
+        return "  target \(target): \(met ? "met" : "NOT MET")"
+    }
+}
+
+/// A number with three significant digits, or none after the point when it
+/// is large: 0.812, 12.3, 4521.
+func formatted(_ value: Double) -> String {
+    guard value.isFinite else { return "\(value)" }
+    let magnitude = abs(value)
+    let decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3
+    return String(format: "%.\(decimals)f", value)
+}

@@ -1,0 +1,56 @@
+// The reference for durable commits: SQLite, through GRDB, as durable as
+// .fsyncEveryCommit.
+
+import Foundation
+import GRDB
+
+/// A SQLite database that commits one-row inserts durably: a GRDB
+/// `DatabaseQueue` in WAL mode with `synchronous = FULL`, so every commit
+/// fsyncs the WAL, as `.fsyncEveryCommit` fsyncs the journal.
+final class SQLiteCommitter {
+    let path: String
+    private let queue: DatabaseQueue
+
+    init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        // GRDB's WAL setup picks synchronous = NORMAL, which does not fsync
+        // at commit (a power cut can lose the last commits); FULL does.
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "CREATE TABLE record (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        }
+    }
+
+    /// The settings a new database at `path` gets, read back from SQLite.
+    static func settings(at path: String) throws -> String {
+        let database = try SQLiteCommitter(path: path)
+        defer { try? database.remove() }
+        return try database.settings()
+    }
+
+    /// The settings in force, read back from SQLite.
+    func settings() throws -> String {
+        try queue.read { db in
+            let version = try String.fetchOne(db, sql: "SELECT sqlite_version()") ?? "?"
+            let journalMode = try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?"
+            let synchronous = try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+            return "SQLite \(version) through GRDB 7.10.0 DatabaseQueue: journal_mode=\(journalMode), synchronous=\(synchronous) (2 is FULL)"
+        }
+    }
+
+    /// Inserts one row in a transaction of its own.
+    func insert(_ body: Data) throws {
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO record (body) VALUES (?)", arguments: [body])
+        }
+    }
+
+    /// Closes the database and removes its files.
+    func remove() throws {
+        try queue.close()
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+    }
+}

@@ -1,0 +1,21 @@
+// CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of every
+// LogStore header and frame. FORMAT.md §1 states the variant.
+#ifndef CLOGSTORESUPPORT_H
+#define CLOGSTORESUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Extends `crc` (the value returned for the bytes before; 0 to start) over
+/// `count` bytes at `bytes`. Uses the CPU's CRC32C instruction when it has one
+/// and a slicing-by-8 table otherwise; both give the same result.
+uint32_t logstore_crc32c_extend(uint32_t crc, const void *bytes, size_t count);
+
+/// The portable slicing-by-8 implementation, exposed so tests can check it
+/// against the hardware path on the same bytes.
+uint32_t logstore_crc32c_extend_portable(uint32_t crc, const void *bytes, size_t count);
+
+/// 1 when `logstore_crc32c_extend` uses a CPU instruction, 0 otherwise.
+int logstore_crc32c_is_hardware_accelerated(void);
+
+#endif

@@ -1,0 +1,89 @@
+// Reads the encodings of ByteWriter back, never past the end of its buffer.
+
+import Foundation
+
+/// Why bytes could not be decoded. Callers wrap it in a ``LogStoreError``
+/// with the path and offset they know and this reader does not.
+@_spi(Benchmarks)
+public struct DecodeFailure: Error, Sendable {
+    public var reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// A cursor over borrowed bytes.
+///
+/// The buffer must outlive the reader: create it inside `withUnsafeBytes`.
+/// Every read checks the remaining length first, so hostile input can make
+/// a read fail but never read outside the buffer or allocate more than the
+/// buffer holds.
+struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    private(set) var position = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    var remaining: Int { buffer.count - position }
+    var isAtEnd: Bool { position == buffer.count }
+
+    mutating func readByte() throws(DecodeFailure) -> UInt8 {
+        guard position < buffer.count else { throw DecodeFailure("unexpected end of data at byte \(position)") }
+        defer { position += 1 }
+        return buffer[position]
+    }
+
+    mutating func readFixed<T: FixedWidthInteger>(_: T.Type) throws(DecodeFailure) -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw DecodeFailure("unexpected end of data at byte \(position)") }
+        defer { position += size }
+        return T(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: T.self))
+    }
+
+    mutating func readVarint() throws(DecodeFailure) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            // The tenth byte may only carry the top bit of a UInt64.
+            if shift == 63 && byte > 1 { throw DecodeFailure("varint overflows 64 bits at byte \(position - 1)") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    mutating func readSignedVarint() throws(DecodeFailure) -> Int64 {
+        let raw = try readVarint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// A varint that counts items of at least `minimumItemSize` bytes each, so
+    /// a count larger than the rest of the buffer could hold is rejected
+    /// before anything is allocated for it.
+    mutating func readCount(minimumItemSize: Int = 1) throws(DecodeFailure) -> Int {
+        let value = try readVarint()
+        guard value <= UInt64(remaining / max(minimumItemSize, 1)) else {
+            throw DecodeFailure("count \(value) at byte \(position) exceeds the \(remaining) bytes left")
+        }
+        return Int(value)
+    }
+
+    mutating func readBytes(count: Int) throws(DecodeFailure) -> UnsafeRawBufferPointer {
+        guard count >= 0, remaining >= count else {
+            throw DecodeFailure("length \(count) at byte \(position) exceeds the \(remaining) bytes left")
+        }
+        defer { position += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[position..<(position + count)])
+    }
+
+    mutating func readLengthPrefixed() throws(DecodeFailure) -> UnsafeRawBufferPointer {
+        try readBytes(count: try readCount())
+    }
+
+    mutating func readString() throws(DecodeFailure) -> String {
+        let raw = try readLengthPrefixed()
+        guard let string = String(validating: raw, as: UTF8.self) else {
+            throw DecodeFailure("string ending at byte \(position) is not valid UTF-8")
+        }
+        return string
+    }
+}

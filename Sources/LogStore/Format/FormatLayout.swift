@@ -1,0 +1,37 @@
+// The sizes, magics and limits of the file format: FORMAT.md §2–§4, in one place.
+
+/// Constants of the on-disk format that every reader and writer shares.
+///
+/// Change nothing here without bumping ``FileLayout/writeVersion`` and
+/// updating FORMAT.md: files already written depend on these numbers.
+enum FileLayout {
+    /// "LOGSTORE" in ASCII.
+    static let magic: [UInt8] = Array("LOGSTORE".utf8)
+    /// The format this code writes.
+    static let writeVersion: UInt16 = 1
+    /// The oldest reader version that can read what this code writes.
+    static let readVersion: UInt16 = 1
+    /// The size of the file header, in bytes.
+    static let headerSize = 64
+    /// Where the header's CRC32C sits: it covers the bytes before it.
+    static let headerChecksumOffset = 60
+}
+
+/// Constants of the frame header (FORMAT.md §3).
+enum FrameLayout {
+    /// "LSFR" in ASCII, the first four bytes of every frame.
+    static let magic: UInt32 = 0x5246_534C
+    /// magic 4, crc 4, stored size 4, raw size 4, sequence 8, timestamp 8,
+    /// kind 1, codec 1, flags 2, reserved 4.
+    static let headerSize = 40
+    /// The checksum covers the header from this offset on, then the payload.
+    static let checksummedHeaderStart = 8
+    /// The largest payload a frame may declare, stored or raw. A larger
+    /// declared size is damage, never an allocation: a reader checks it
+    /// before allocating anything.
+    static let maxPayloadSize = 256 << 20
+    /// LZ4 cannot expand data by more than this factor when decompressing
+    /// (a match can copy at most 255 bytes per input byte, and a little
+    /// slack for the final literals), so a raw size beyond it is a lie.
+    static let maxCompressionRatio = 255
+}

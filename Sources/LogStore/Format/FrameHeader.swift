@@ -1,0 +1,145 @@
+// The 40-byte frame header (FORMAT.md §3) and the frame validity rule.
+
+import Foundation
+
+/// What a frame holds. Stable: files depend on the raw values.
+public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// One save's changes (FORMAT.md §5.1).
+    case transaction = 1
+
+    public var description: String {
+        switch self {
+        case .transaction: "transaction"
+        }
+    }
+}
+
+/// How a frame's payload is stored. Stable: files depend on the raw values.
+public enum PayloadCodec: UInt8, Sendable, CustomStringConvertible {
+    /// The raw payload as is (used when compression would not make it smaller).
+    case raw = 0
+    /// One LZ4 block (the block format, not the LZ4 frame format).
+    case lz4Block = 1
+
+    public var description: String {
+        switch self {
+        case .raw: "raw"
+        case .lz4Block: "lz4"
+        }
+    }
+}
+
+/// The fields of a frame header.
+public struct FrameHeader: Hashable, Sendable {
+    /// The checksum stored in the frame.
+    public var checksum: UInt32
+    /// The size of the payload as stored after the header.
+    public var storedSize: UInt32
+    /// The size of the payload after decompression.
+    public var rawSize: UInt32
+    /// The frame's sequence number: one more than the previous frame's.
+    public var sequence: UInt64
+    /// When the frame was written, in microseconds since 1970.
+    public var timestampMicroseconds: Int64
+    public var kind: FrameKind
+    public var codec: PayloadCodec
+
+    /// The time the frame was written.
+    public var timestamp: Date { Date(timeIntervalSince1970: TimeInterval(timestampMicroseconds) / 1_000_000) }
+
+    /// The size of the whole frame, header and payload.
+    public var frameSize: UInt64 { UInt64(FrameLayout.headerSize) + UInt64(storedSize) }
+
+    /// Writes the header into the first 40 bytes of `frame` (header then
+    /// payload) and sets ``checksum`` over them.
+    mutating func write(into frame: UnsafeMutableRawBufferPointer) {
+        precondition(frame.count == FrameLayout.headerSize + Int(storedSize))
+        frame.storeBytes(of: FrameLayout.magic.littleEndian, toByteOffset: 0, as: UInt32.self)
+        frame.storeBytes(of: storedSize.littleEndian, toByteOffset: 8, as: UInt32.self)
+        frame.storeBytes(of: rawSize.littleEndian, toByteOffset: 12, as: UInt32.self)
+        frame.storeBytes(of: sequence.littleEndian, toByteOffset: 16, as: UInt64.self)
+        frame.storeBytes(of: timestampMicroseconds.littleEndian, toByteOffset: 24, as: Int64.self)
+        frame.storeBytes(of: kind.rawValue, toByteOffset: 32, as: UInt8.self)
+        frame.storeBytes(of: codec.rawValue, toByteOffset: 33, as: UInt8.self)
+        frame.storeBytes(of: UInt16(0), toByteOffset: 34, as: UInt16.self)
+        frame.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
+        checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: frame[FrameLayout.checksummedHeaderStart...]))
+        frame.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+    }
+}
+
+/// Why bytes at an offset are not a valid frame header.
+enum FrameHeaderProblem: Error, Sendable, Equatable {
+    /// The magic is missing: zeros from a torn append, or not a frame at all.
+    case badMagic
+    /// A declared size is over ``FrameLayout/maxPayloadSize``, or the raw size
+    /// is impossible for the codec. A torn append never produces this, so it
+    /// is always damage.
+    case impossibleSize(String)
+    /// The kind or codec byte is not one this version knows, or reserved bits are set.
+    case unknownField(String)
+}
+
+extension FrameHeader {
+    /// The first check of the validity rule, before anything is read or
+    /// allocated for the payload: the magic, and declared sizes within the
+    /// limit. Returns the stored payload size.
+    static func declaredPayloadSize(_ bytes: UnsafeRawBufferPointer) -> Result<UInt32, FrameHeaderProblem> {
+        precondition(bytes.count >= FrameLayout.headerSize)
+        let magic = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        guard magic == FrameLayout.magic else { return .failure(.badMagic) }
+        let storedSize = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        let rawSize = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+        guard storedSize <= FrameLayout.maxPayloadSize, rawSize <= FrameLayout.maxPayloadSize else {
+            return .failure(.impossibleSize("declares a payload of \(max(storedSize, rawSize)) bytes, over the limit of \(FrameLayout.maxPayloadSize)"))
+        }
+        return .success(storedSize)
+    }
+
+    /// Parses the 40 header bytes. Call it once the checksum matched (see
+    /// ``FrameHeader/checksumMatches(header:payload:)``): a torn append can
+    /// leave any bytes in the kind and codec fields, but a frame whose
+    /// checksum matches and whose fields are unknown was written that way.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Result<FrameHeader, FrameHeaderProblem> {
+        func load<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        let storedSize: UInt32
+        switch declaredPayloadSize(bytes) {
+        case .success(let size): storedSize = size
+        case .failure(let problem): return .failure(problem)
+        }
+        let rawSize = load(12, UInt32.self)
+        guard let kind = FrameKind(rawValue: load(32, UInt8.self)) else {
+            return .failure(.unknownField("has unknown frame kind \(load(32, UInt8.self))"))
+        }
+        guard let codec = PayloadCodec(rawValue: load(33, UInt8.self)) else {
+            return .failure(.unknownField("has unknown payload codec \(load(33, UInt8.self))"))
+        }
+        guard load(34, UInt16.self) == 0, load(36, UInt32.self) == 0 else {
+            return .failure(.unknownField("has reserved bits set"))
+        }
+        switch codec {
+        case .raw where rawSize != storedSize:
+            return .failure(.impossibleSize("stores a raw payload of \(storedSize) bytes but declares \(rawSize)"))
+        case .lz4Block where UInt64(rawSize) > UInt64(storedSize) * UInt64(FrameLayout.maxCompressionRatio) + 16:
+            return .failure(.impossibleSize("declares \(rawSize) raw bytes, more than LZ4 can expand \(storedSize) stored bytes to"))
+        default:
+            break
+        }
+        return .success(FrameHeader(
+            checksum: load(4, UInt32.self), storedSize: storedSize, rawSize: rawSize,
+            sequence: load(16, UInt64.self), timestampMicroseconds: load(24, Int64.self),
+            kind: kind, codec: codec))
+    }
+
+    /// The validity rule's checksum half: CRC32C over header bytes 8..<40,
+    /// then the stored payload, equals the header's checksum field.
+    static func checksumMatches(header: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer) -> Bool {
+        var crc = CRC32C()
+        crc.update(UnsafeRawBufferPointer(rebasing: header[FrameLayout.checksummedHeaderStart..<FrameLayout.headerSize]))
+        crc.update(payload)
+        let stored = UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+        return crc.value == stored
+    }
+}

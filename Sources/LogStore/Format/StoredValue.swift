@@ -1,0 +1,80 @@
+// The typed values a record holds, and their identities.
+
+import Foundation
+
+/// The identity of a record in the journal: its entity and a key unique
+/// within the store.
+public struct RecordID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The record's entity.
+    public var entity: Symbol
+    /// The record's key, unique within the store and never reused.
+    public var key: UInt64
+
+    /// Creates a record identity.
+    public init(entity: Symbol, key: UInt64) {
+        self.entity = entity
+        self.key = key
+    }
+
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        (lhs.entity, lhs.key) < (rhs.entity, rhs.key)
+    }
+
+    public var description: String { "\(entity)/\(key)" }
+}
+
+/// A value as the journal stores it.
+///
+/// Each case has a one-byte type code in the value encoding (FORMAT.md §5.2).
+/// Higher layers map attribute types (URL, Decimal, transformable values) onto
+/// these cases.
+public enum StoredValue: Hashable, Sendable {
+    /// No value (an optional attribute that is nil).
+    case null
+    case bool(Bool)
+    case int16(Int16)
+    case int32(Int32)
+    case int64(Int64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    /// A point in time, stored exactly as `Date` holds it.
+    case date(Date)
+    case data(Data)
+    case uuid(UUID)
+    /// A to-one relationship's target.
+    case reference(RecordID)
+    /// A to-many relationship's targets, in order.
+    case references([RecordID])
+}
+
+/// One attribute's value in an insert or update.
+public struct Field: Hashable, Sendable {
+    /// The attribute.
+    public var attribute: Symbol
+    /// Its new value.
+    public var value: StoredValue
+
+    /// Creates a field.
+    public init(_ attribute: Symbol, _ value: StoredValue) {
+        self.attribute = attribute
+        self.value = value
+    }
+}
+
+/// One change a transaction makes to one record.
+public enum RecordChange: Hashable, Sendable {
+    /// A new record with all of its values.
+    case insert(RecordID, [Field])
+    /// An existing record's changed values, and only those.
+    case update(RecordID, [Field])
+    /// A record removed, by identity.
+    case delete(RecordID)
+
+    /// The record the change applies to.
+    public var recordID: RecordID {
+        switch self {
+        case .insert(let id, _), .update(let id, _), .delete(let id): id
+        }
+    }
+}

@@ -1,0 +1,114 @@
+// The payload of a transaction frame (FORMAT.md §5.1): new names, then changes.
+
+/// Change tags in a transaction payload. Stable: files depend on them.
+enum ChangeTag: UInt8 {
+    case insert = 1
+    case update = 2
+    case delete = 3
+}
+
+/// Encodes and decodes the raw (uncompressed) payload of a transaction frame:
+///
+/// ```
+/// payload      = declarations changes
+/// declarations = varint(count) { varint(symbol) varint(length) utf8 }
+/// changes      = varint(count) { change }
+/// change       = 1 id fields | 2 id fields | 3 id
+/// fields       = varint(count) { varint(attribute) value }
+/// ```
+enum TransactionPayload {
+    /// Appends the payload for `changes`, declaring `newNames` (the symbols
+    /// from `firstNewSymbol` on) first.
+    static func encode(
+        _ changes: [RecordChange], declaring newNames: ArraySlice<String>, into writer: inout ByteWriter
+    ) {
+        writer.appendVarint(UInt64(newNames.count))
+        for (symbol, name) in zip(newNames.indices, newNames) {
+            writer.appendVarint(UInt64(symbol))
+            writer.appendLengthPrefixed(name)
+        }
+        writer.appendVarint(UInt64(changes.count))
+        for change in changes {
+            switch change {
+            case .insert(let id, let fields):
+                writer.append(ChangeTag.insert.rawValue)
+                writer.append(id)
+                encode(fields, into: &writer)
+            case .update(let id, let fields):
+                writer.append(ChangeTag.update.rawValue)
+                writer.append(id)
+                encode(fields, into: &writer)
+            case .delete(let id):
+                writer.append(ChangeTag.delete.rawValue)
+                writer.append(id)
+            }
+        }
+    }
+
+    private static func encode(_ fields: [Field], into writer: inout ByteWriter) {
+        writer.appendVarint(UInt64(fields.count))
+        for field in fields {
+            writer.appendVarint(UInt64(field.attribute.rawValue))
+            writer.append(field.value)
+        }
+    }
+
+    /// Reads the declarations into `symbols` and leaves `reader` at the changes.
+    static func readDeclarations(from reader: inout ByteReader, into symbols: inout SymbolTable) throws(DecodeFailure) {
+        // A declaration takes at least three bytes: symbol, length, one character.
+        let count = try reader.readCount(minimumItemSize: 3)
+        for _ in 0..<count {
+            let symbol = try reader.readVarint()
+            try symbols.declare(symbol, try reader.readString())
+        }
+    }
+
+    /// Reads the changes that follow the declarations. Every symbol used must
+    /// be declared, here or in an earlier frame.
+    static func readChanges(from reader: inout ByteReader, symbols: SymbolTable) throws(DecodeFailure) -> [RecordChange] {
+        // A delete, the smallest change, takes three bytes.
+        let count = try reader.readCount(minimumItemSize: 3)
+        var changes: [RecordChange] = []
+        changes.reserveCapacity(count)
+        for _ in 0..<count {
+            let tagByte = try reader.readByte()
+            guard let tag = ChangeTag(rawValue: tagByte) else {
+                throw DecodeFailure("unknown change tag \(tagByte) at byte \(reader.position - 1)")
+            }
+            let id = try reader.readRecordID()
+            try check(id.entity, in: symbols, at: reader.position)
+            switch tag {
+            case .insert: changes.append(.insert(id, try readFields(from: &reader, symbols: symbols)))
+            case .update: changes.append(.update(id, try readFields(from: &reader, symbols: symbols)))
+            case .delete: changes.append(.delete(id))
+            }
+        }
+        guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) unexpected bytes after the last change") }
+        return changes
+    }
+
+    private static func readFields(from reader: inout ByteReader, symbols: SymbolTable) throws(DecodeFailure) -> [Field] {
+        // A field takes at least two bytes: attribute and type code.
+        let count = try reader.readCount(minimumItemSize: 2)
+        var fields: [Field] = []
+        fields.reserveCapacity(count)
+        for _ in 0..<count {
+            let attribute = try reader.readSymbol()
+            try check(attribute, in: symbols, at: reader.position)
+            let value = try reader.readValue()
+            switch value {
+            case .reference(let target): try check(target.entity, in: symbols, at: reader.position)
+            case .references(let targets): for target in targets { try check(target.entity, in: symbols, at: reader.position) }
+            default: break
+            }
+            fields.append(Field(attribute, value))
+        }
+        return fields
+    }
+
+    private static func check(_ symbol: Symbol, in symbols: SymbolTable, at position: Int) throws(DecodeFailure) {
+        guard Int(symbol.rawValue) < symbols.count else {
+            throw DecodeFailure("uses undeclared name \(symbol) before byte \(position)")
+        }
+    }
+}

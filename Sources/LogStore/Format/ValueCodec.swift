@@ -1,0 +1,132 @@
+// The value encoding of FORMAT.md §5.2: a type code byte, then the value.
+
+import Foundation
+
+/// Type codes of the value encoding. Stable: files depend on them.
+enum ValueTypeCode: UInt8 {
+    case null = 0
+    case `false` = 1
+    case `true` = 2
+    case int16 = 3
+    case int32 = 4
+    case int64 = 5
+    case float = 6
+    case double = 7
+    case string = 8
+    case date = 9
+    case data = 10
+    case uuid = 11
+    case reference = 12
+    case references = 13
+}
+
+extension ByteWriter {
+    mutating func append(_ value: StoredValue) {
+        switch value {
+        case .null:
+            append(ValueTypeCode.null.rawValue)
+        case .bool(let flag):
+            append((flag ? ValueTypeCode.true : .false).rawValue)
+        case .int16(let number):
+            append(ValueTypeCode.int16.rawValue)
+            appendSignedVarint(Int64(number))
+        case .int32(let number):
+            append(ValueTypeCode.int32.rawValue)
+            appendSignedVarint(Int64(number))
+        case .int64(let number):
+            append(ValueTypeCode.int64.rawValue)
+            appendSignedVarint(number)
+        case .float(let number):
+            append(ValueTypeCode.float.rawValue)
+            appendFixed(number.bitPattern)
+        case .double(let number):
+            append(ValueTypeCode.double.rawValue)
+            appendFixed(number.bitPattern)
+        case .string(let string):
+            append(ValueTypeCode.string.rawValue)
+            appendLengthPrefixed(string)
+        case .date(let date):
+            // Seconds since 2001-01-01 as Date keeps them, so a round trip is exact.
+            append(ValueTypeCode.date.rawValue)
+            appendFixed(date.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let data):
+            append(ValueTypeCode.data.rawValue)
+            data.withUnsafeBytes { appendLengthPrefixed($0) }
+        case .uuid(let uuid):
+            append(ValueTypeCode.uuid.rawValue)
+            withUnsafeBytes(of: uuid.uuid) { append($0) }
+        case .reference(let id):
+            append(ValueTypeCode.reference.rawValue)
+            append(id)
+        case .references(let ids):
+            append(ValueTypeCode.references.rawValue)
+            appendVarint(UInt64(ids.count))
+            for id in ids { append(id) }
+        }
+    }
+
+    mutating func append(_ id: RecordID) {
+        appendVarint(UInt64(id.entity.rawValue))
+        appendVarint(id.key)
+    }
+}
+
+extension ByteReader {
+    mutating func readValue() throws(DecodeFailure) -> StoredValue {
+        let code = try readByte()
+        guard let type = ValueTypeCode(rawValue: code) else {
+            throw DecodeFailure("unknown value type code \(code) at byte \(position - 1)")
+        }
+        switch type {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .int16:
+            let number = try readSignedVarint()
+            guard let narrow = Int16(exactly: number) else { throw DecodeFailure("Int16 value out of range at byte \(position)") }
+            return .int16(narrow)
+        case .int32:
+            let number = try readSignedVarint()
+            guard let narrow = Int32(exactly: number) else { throw DecodeFailure("Int32 value out of range at byte \(position)") }
+            return .int32(narrow)
+        case .int64:
+            return .int64(try readSignedVarint())
+        case .float:
+            return .float(Float(bitPattern: try readFixed(UInt32.self)))
+        case .double:
+            return .double(Double(bitPattern: try readFixed(UInt64.self)))
+        case .string:
+            return .string(try readString())
+        case .date:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed(UInt64.self))))
+        case .data:
+            return .data(Data(try readLengthPrefixed()))
+        case .uuid:
+            let raw = try readBytes(count: 16)
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+            return .uuid(UUID(uuid: uuid))
+        case .reference:
+            return .reference(try readRecordID())
+        case .references:
+            // Each ID takes at least two bytes (two varints).
+            let count = try readCount(minimumItemSize: 2)
+            var ids: [RecordID] = []
+            ids.reserveCapacity(count)
+            for _ in 0..<count { ids.append(try readRecordID()) }
+            return .references(ids)
+        }
+    }
+
+    mutating func readRecordID() throws(DecodeFailure) -> RecordID {
+        let entity = try readVarint()
+        guard let narrow = UInt32(exactly: entity) else { throw DecodeFailure("entity symbol \(entity) out of range at byte \(position)") }
+        return RecordID(entity: Symbol(rawValue: narrow), key: try readVarint())
+    }
+
+    mutating func readSymbol() throws(DecodeFailure) -> Symbol {
+        let number = try readVarint()
+        guard let narrow = UInt32(exactly: number) else { throw DecodeFailure("symbol \(number) out of range at byte \(position)") }
+        return Symbol(rawValue: narrow)
+    }
+}

@@ -1,0 +1,38 @@
+// The file operations the journal performs, behind one seam tests can break.
+
+/// The operations LogStore performs on an open store file.
+///
+/// The journal does all its I/O through this protocol, so tests can fail any
+/// call (EIO, ENOSPC, a short write) and check that nothing is acknowledged
+/// that was not written. ``SystemFile`` is the real implementation.
+///
+/// Implementations are safe to call from several threads at once for
+/// `read`; `write`, `synchronize` and `truncate` are called by one writer
+/// at a time.
+protocol FileIO: AnyObject, Sendable {
+    /// The path the file was opened at, for messages.
+    var path: String { get }
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read
+    /// (fewer only at the end of the file).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int
+    /// Writes all of `bytes` at `offset`, or throws.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError)
+    /// Makes everything written so far durable (fdatasync).
+    func synchronize() throws(LogStoreError)
+    /// The file's current size.
+    func size() throws(LogStoreError) -> UInt64
+    /// Cuts the file to `size` bytes.
+    func truncate(to size: UInt64) throws(LogStoreError)
+    /// Closes the file; later calls fail.
+    func close()
+}
+
+extension FileIO {
+    /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file.
+    func read(count: Int, at offset: UInt64) throws(LogStoreError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = try bytes.withMutableBytes { (buffer) throws(LogStoreError) in try read(into: buffer, at: offset) }
+        bytes.removeLast(count - got)
+        return bytes
+    }
+}

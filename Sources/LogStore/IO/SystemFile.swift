@@ -1,0 +1,141 @@
+// FileIO on a POSIX file descriptor, with errors that name the path and errno.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store file opened with `open(2)`.
+///
+/// `@unchecked Sendable`: the descriptor is immutable after `init`, and
+/// `pread`/`pwrite` on one descriptor are safe from any thread. `close()` is
+/// called once, by the owner, after every other use has finished.
+final class SystemFile: FileIO, @unchecked Sendable {
+    let path: String
+    let descriptor: Int32
+
+    enum Mode {
+        case readOnly
+        case readWrite
+        /// Create a new file, failing if one exists.
+        case createExclusive(permissions: mode_t)
+    }
+
+    init(path: String, mode: Mode) throws(LogStoreError) {
+        self.path = path
+        let flags: Int32
+        var permissions: mode_t = 0
+        switch mode {
+        case .readOnly: flags = O_RDONLY
+        case .readWrite: flags = O_RDWR
+        case .createExclusive(let mode):
+            flags = O_RDWR | O_CREAT | O_EXCL
+            permissions = mode
+        }
+        let fd = retryingOnInterrupt { open(path, flags | O_CLOEXEC, permissions) }
+        guard fd >= 0 else { throw SystemFile.error(errno, "open", path: path) }
+        descriptor = fd
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = retryingOnInterrupt {
+                pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 { throw SystemFile.error(errno, "read", path: path, offset: offset + UInt64(done)) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError) {
+        var done = 0
+        while done < bytes.count {
+            let n = retryingOnInterrupt {
+                pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
+            if n < 0 { throw SystemFile.error(errno, "write", path: path, offset: offset + UInt64(done)) }
+            if n == 0 { throw SystemFile.error(EIO, "write", path: path, offset: offset + UInt64(done)) }
+            done += n
+        }
+    }
+
+    func synchronize() throws(LogStoreError) {
+        // Not retried on failure: after a failed fsync the kernel may have
+        // dropped the dirty pages, so a second fsync can "succeed" without
+        // the data being on disk. The caller stops accepting writes instead.
+        guard fdatasync(descriptor) == 0 else { throw SystemFile.error(errno, "fdatasync", path: path) }
+    }
+
+    func size() throws(LogStoreError) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: path) }
+        return UInt64(info.st_size)
+    }
+
+    func truncate(to size: UInt64) throws(LogStoreError) {
+        guard retryingOnInterrupt({ ftruncate(descriptor, off_t(size)) }) == 0 else {
+            throw SystemFile.error(errno, "truncate", path: path, offset: size)
+        }
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+
+    /// The device and inode, to recognise the same file under two paths.
+    func identity() throws(LogStoreError) -> FileIdentity {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: path) }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// A typed error for a failed system call.
+    static func error(_ code: Int32, _ call: String, path: String, offset: UInt64? = nil) -> LogStoreError {
+        let reason = String(cString: strerror(code))
+        var advice = "check the path, permissions and free space"
+        if code == ENOSPC || code == EDQUOT { advice = "free some disk space, then reopen the store" }
+        if code == EIO { advice = "the device reported an I/O error: check the disk; the store refuses writes until reopened" }
+        if code == ENOENT { advice = "check the path" }
+        if code == EACCES || code == EPERM { advice = "check the file's permissions" }
+        let place = offset.map { " at offset \($0)" } ?? ""
+        return LogStoreError(.io, "\(call) failed on \(path)\(place): \(reason) (errno \(code)); \(advice)", path: path, offset: offset, errno: code)
+    }
+
+    /// fsyncs the directory holding `path`, so a create or rename in it is durable.
+    static func synchronizeDirectory(of path: String) throws(LogStoreError) {
+        let directory = parentDirectory(of: path)
+        let fd = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { throw error(errno, "open directory", path: directory) }
+        defer { _ = Glibc.close(fd) }
+        guard fsync(fd) == 0 else { throw error(errno, "fsync directory", path: directory) }
+    }
+
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = String(path[..<slash])
+        return parent.isEmpty ? "/" : parent
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+}
+
+/// A file's device and inode numbers.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+}
+
+@inline(__always)
+func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result >= 0 || errno != EINTR { return result }
+    }
+}

@@ -1,0 +1,135 @@
+// The read-only inspection API behind logstore-tool's info and verify.
+
+import Foundation
+
+/// Facts about a store file, gathered without changing it.
+public struct StoreInfo: Sendable, Hashable, Codable {
+    public var path: String
+    public var writeVersion: Int
+    public var readVersion: Int
+    public var storeID: UUID
+    public var createdAt: Date
+    public var fileSize: UInt64
+    /// Valid transaction frames.
+    public var frameCount: Int
+    public var firstSequence: UInt64?
+    public var lastSequence: UInt64?
+    public var lastCommitAt: Date?
+    /// Payload bytes as stored (compressed where it helped).
+    public var storedPayloadBytes: UInt64
+    /// Payload bytes before compression.
+    public var rawPayloadBytes: UInt64
+    /// Bytes after the last valid frame: an interrupted save (cut off at the
+    /// next read-write open) or, when `damage` is set, damage.
+    public var unreadableTailBytes: UInt64
+    /// The first damage, if the file has any.
+    public var damage: String?
+
+    /// Raw payload bytes per stored payload byte (1 when nothing compressed).
+    public var compressionRatio: Double {
+        storedPayloadBytes == 0 ? 1 : Double(rawPayloadBytes) / Double(storedPayloadBytes)
+    }
+}
+
+/// One problem ``StoreInspector/verify(path:)`` found.
+public struct VerificationProblem: Sendable, Hashable, Codable {
+    /// Where the damaged frame starts.
+    public var offset: UInt64
+    /// Its ordinal among the frames (1 for the first).
+    public var frameNumber: Int
+    /// What is wrong.
+    public var message: String
+}
+
+/// The result of checking every frame of a store.
+public struct VerificationReport: Sendable, Hashable, Codable {
+    public var path: String
+    /// Frames that passed every check.
+    public var validFrames: Int
+    /// Bytes checked, header included.
+    public var bytesChecked: UInt64
+    /// Damage found, in file order. Empty for a good file.
+    public var problems: [VerificationProblem]
+    /// Facts worth knowing that are not damage, such as an interrupted save at the end.
+    public var notes: [String]
+
+    /// Whether the file passed.
+    public var isValid: Bool { problems.isEmpty }
+}
+
+/// Reads a store file without locking or changing it, for tools.
+///
+/// Safe to run on a store another process is writing: it sees the frames
+/// complete when it read them, and a frame still being appended shows as
+/// an unreadable tail.
+public enum StoreInspector {
+    /// The header, frame counts, sizes and compression of the file at `path`.
+    ///
+    /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
+    public static func info(path: String) throws(LogStoreError) -> StoreInfo {
+        try withFile(path) { (file, header, size) throws(LogStoreError) in
+            var scanner = FrameScanner(file: file, limit: size)
+            let summary = try scanner.scan { _, _ in }
+            var info = StoreInfo(
+                path: path, writeVersion: Int(header.writeVersion), readVersion: Int(header.readVersion),
+                storeID: header.storeID, createdAt: header.createdAt, fileSize: size,
+                frameCount: summary.frameCount, firstSequence: summary.firstSequence, lastSequence: summary.lastSequence,
+                lastCommitAt: summary.lastTimestampMicroseconds.map { Date(timeIntervalSince1970: TimeInterval($0) / 1_000_000) },
+                storedPayloadBytes: summary.storedPayloadBytes, rawPayloadBytes: summary.rawPayloadBytes,
+                unreadableTailBytes: size - summary.validEnd)
+            if case .damage(let offset, let number, let reason) = summary.end {
+                info.damage = "frame \(number) at offset \(offset): \(reason)"
+            }
+            return info
+        }
+    }
+
+    /// Checks every frame: checksum, sizes, sequence order, and that each
+    /// payload decompresses and decodes. Continues past damage to list every
+    /// problem, resuming at the next valid frame.
+    ///
+    /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`
+    ///   (a file too damaged to have frames at all).
+    public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
+        try withFile(path) { (file, _, size) throws(LogStoreError) in
+            var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
+            var scanner = FrameScanner(file: file, limit: size)
+            var symbols = SymbolTable()
+            var decoder = PayloadDecoder()
+            var start = UInt64(FileLayout.headerSize)
+            var lastSequence: UInt64?
+            var number = 1
+            while true {
+                let summary = try scanner.scan(from: start, lastSequence: lastSequence, firstNumber: number) { (frame, stored) throws(DecodeFailure) in
+                    _ = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+                }
+                report.validFrames += summary.frameCount
+                number += summary.frameCount
+                switch summary.end {
+                case .clean:
+                    return report
+                case .tornTail(let offset, let count, let reason):
+                    report.notes.append("the last \(count) bytes, from offset \(offset), are an interrupted save (\(reason)); the next read-write open cuts them off, losing only that unacknowledged transaction")
+                    return report
+                case .damage(let offset, let frameNumber, let reason):
+                    report.problems.append(VerificationProblem(offset: offset, frameNumber: frameNumber, message: reason))
+                    guard let next = try scanner.nextValidFrame(after: offset, sequenceAbove: nil) else { return report }
+                    // Names declared in lost frames are unknown from here on,
+                    // so later frames may report undeclared names as well.
+                    start = next
+                    lastSequence = nil
+                    number = frameNumber + 1
+                }
+            }
+        }
+    }
+
+    private static func withFile<T>(_ path: String, _ body: (SystemFile, FileHeader, UInt64) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
+        let file = try SystemFile(path: path, mode: .readOnly)
+        defer { file.close() }
+        let size = try file.size()
+        let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
+        let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+        return try body(file, header, size)
+    }
+}

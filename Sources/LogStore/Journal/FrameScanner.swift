@@ -1,0 +1,217 @@
+// Reads frames in order from a store file and classifies where they stop:
+// FORMAT.md §6, the damage table, row by row.
+
+/// A valid frame, as the scanner hands it to its caller.
+struct ScannedFrame {
+    var header: FrameHeader
+    /// Where the frame starts in the file.
+    var offset: UInt64
+    /// 1 for the first frame after the file header.
+    var number: Int
+}
+
+/// How a scan ended (FORMAT.md §6).
+enum ScanEnd: Sendable, Equatable {
+    /// The last valid frame ends exactly at the end of the file.
+    case clean
+    /// An append cut short: bytes after the last valid frame that are not a
+    /// valid frame, with no valid frame after them.
+    case tornTail(offset: UInt64, byteCount: UInt64, reason: String)
+    /// A damaged frame that no crash can explain: a valid frame follows it,
+    /// or it declares an impossible size, or its checksum matches but its
+    /// contents are invalid.
+    case damage(offset: UInt64, frameNumber: Int, reason: String)
+}
+
+/// What a scan found.
+struct ScanSummary: Sendable {
+    var end: ScanEnd = .clean
+    var frameCount = 0
+    /// The offset just past the last valid frame: where the next frame goes.
+    var validEnd = UInt64(FileLayout.headerSize)
+    var firstSequence: UInt64?
+    var lastSequence: UInt64?
+    var lastTimestampMicroseconds: Int64?
+    var storedPayloadBytes: UInt64 = 0
+    var rawPayloadBytes: UInt64 = 0
+}
+
+/// Reads frames sequentially through a sliding buffer, checking each
+/// against the validity rule before handing it on.
+///
+/// Reads are large (``chunkSize``) so a scan runs at the speed of the disk
+/// and CRC32C, not of system calls. The buffer grows for a large frame only
+/// after the frame's declared size was checked against the limit and against
+/// the bytes the file actually has.
+struct FrameScanner {
+    let file: any FileIO
+    /// Scan up to here (the file size, or a writer's end offset).
+    let limit: UInt64
+    static let chunkSize = 4 << 20
+
+    private var buffer: [UInt8] = []
+    /// File offset of `buffer[0]`.
+    private var bufferStart: UInt64 = 0
+
+    init(file: any FileIO, limit: UInt64) {
+        self.file = file
+        self.limit = limit
+    }
+
+    /// Scans every frame from the end of the file header, calling `body` with
+    /// each valid frame and its stored payload (valid only during the call).
+    /// `body` throws ``DecodeFailure`` when the payload does not decode; the
+    /// scan then ends with `.damage` at that frame.
+    ///
+    /// `start` and `lastSequence` let a verifier resume after damage at the
+    /// next valid frame; frame numbers then count from `firstNumber`.
+    mutating func scan(
+        from start: UInt64 = UInt64(FileLayout.headerSize), lastSequence: UInt64? = nil, firstNumber: Int = 1,
+        _ body: (ScannedFrame, UnsafeRawBufferPointer) throws(DecodeFailure) -> Void
+    ) throws(LogStoreError) -> ScanSummary {
+        var summary = ScanSummary()
+        summary.validEnd = start
+        summary.lastSequence = lastSequence
+        var offset = start
+        while true {
+            let number = firstNumber + summary.frameCount
+            let remaining = limit - offset
+            if remaining == 0 { summary.end = .clean; break }
+            if remaining < UInt64(FrameLayout.headerSize) {
+                summary.end = try classify(offset, number, "the frame header is cut short", after: summary.lastSequence)
+                break
+            }
+            let header = try bytes(at: offset, count: FrameLayout.headerSize)
+            let storedSize: UInt32
+            switch header.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) {
+            case .success(let size): storedSize = size
+            case .failure(.impossibleSize(let reason)):
+                summary.end = .damage(offset: offset, frameNumber: number, reason: "the frame \(reason)")
+                return summary
+            case .failure(let problem):
+                summary.end = try classify(offset, number, describe(problem), after: summary.lastSequence)
+                return summary
+            }
+            let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
+            if frameSize > remaining {
+                summary.end = try classify(offset, number, "the frame's payload is cut short (\(remaining - UInt64(FrameLayout.headerSize)) of \(storedSize) bytes)", after: summary.lastSequence)
+                return summary
+            }
+            let frame = try bytes(at: offset, count: Int(frameSize))
+            var outcome: ScanEnd?
+            try frame.withBytes { (raw) throws(LogStoreError) in
+                let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
+                let payload = UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])
+                guard FrameHeader.checksumMatches(header: head, payload: payload) else {
+                    outcome = try classify(offset, number, "the frame fails its checksum", after: summary.lastSequence)
+                    return
+                }
+                let parsed: FrameHeader
+                switch FrameHeader.parse(head) {
+                case .success(let value): parsed = value
+                case .failure(let problem):
+                    outcome = .damage(offset: offset, frameNumber: number, reason: "the frame's checksum matches but it \(describe(problem))")
+                    return
+                }
+                if let last = summary.lastSequence, parsed.sequence != last &+ 1 {
+                    outcome = .damage(offset: offset, frameNumber: number, reason: "the frame has sequence number \(parsed.sequence) where \(last &+ 1) must follow")
+                    return
+                }
+                do throws(DecodeFailure) {
+                    try body(ScannedFrame(header: parsed, offset: offset, number: number), payload)
+                } catch {
+                    outcome = .damage(offset: offset, frameNumber: number, reason: "the frame's payload does not decode: \(error.reason)")
+                    return
+                }
+                summary.frameCount += 1
+                summary.firstSequence = summary.firstSequence ?? parsed.sequence
+                summary.lastSequence = parsed.sequence
+                summary.lastTimestampMicroseconds = parsed.timestampMicroseconds
+                summary.storedPayloadBytes += UInt64(parsed.storedSize)
+                summary.rawPayloadBytes += UInt64(parsed.rawSize)
+            }
+            if let outcome {
+                summary.end = outcome
+                return summary
+            }
+            offset += frameSize
+            summary.validEnd = offset
+        }
+        return summary
+    }
+
+    private func describe(_ problem: FrameHeaderProblem) -> String {
+        switch problem {
+        case .badMagic: "does not start with the frame magic \"LSFR\""
+        case .impossibleSize(let reason), .unknownField(let reason): reason
+        }
+    }
+
+    /// A frame that is not valid is a torn tail if nothing valid follows it,
+    /// and damage otherwise (FORMAT.md §6).
+    private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, after lastSequence: UInt64?) throws(LogStoreError) -> ScanEnd {
+        if let next = try nextValidFrame(after: offset, sequenceAbove: lastSequence) {
+            return .damage(offset: offset, frameNumber: number, reason: "\(reason), and a valid frame follows at offset \(next)")
+        }
+        return .tornTail(offset: offset, byteCount: limit - offset, reason: reason)
+    }
+
+    /// The offset of the first valid frame that starts after `offset`, or nil.
+    /// Only frames with a later sequence number count: bytes that happen to
+    /// look like an older frame (a store file kept as a value, say) do not.
+    mutating func nextValidFrame(after offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> UInt64? {
+        let magic = withUnsafeBytes(of: FrameLayout.magic.littleEndian) { Array($0) }
+        var position = offset + 1
+        while position + UInt64(FrameLayout.headerSize) <= limit {
+            let window = try bytes(at: position, count: Int(min(UInt64(Self.chunkSize), limit - position)))
+            var candidates: [UInt64] = []
+            window.withUnsafeBytes { raw in
+                guard raw.count >= magic.count else { return }
+                for index in 0...(raw.count - magic.count)
+                where raw[index] == magic[0] && raw[index + 1] == magic[1] && raw[index + 2] == magic[2] && raw[index + 3] == magic[3] {
+                    candidates.append(position + UInt64(index))
+                }
+            }
+            for candidate in candidates where try isValidFrame(at: candidate, sequenceAbove: lastSequence) {
+                return candidate
+            }
+            // Overlap windows so a magic split across two of them is seen.
+            position += UInt64(max(window.count - magic.count + 1, 1))
+        }
+        return nil
+    }
+
+    private mutating func isValidFrame(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> Bool {
+        guard offset + UInt64(FrameLayout.headerSize) <= limit else { return false }
+        let header = try bytes(at: offset, count: FrameLayout.headerSize)
+        guard case .success(let storedSize) = header.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) else { return false }
+        let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
+        guard offset + frameSize <= limit else { return false }
+        let frame = try bytes(at: offset, count: Int(frameSize))
+        return frame.withUnsafeBytes { raw in
+            let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
+            guard FrameHeader.checksumMatches(header: head, payload: UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])),
+                  case .success(let parsed) = FrameHeader.parse(head) else { return false }
+            return lastSequence.map { parsed.sequence > $0 } ?? true
+        }
+    }
+
+    /// `count` bytes at `offset`, from the buffer when it has them. The
+    /// caller has checked that `offset + count <= limit`.
+    private mutating func bytes(at offset: UInt64, count: Int) throws(LogStoreError) -> ArraySlice<UInt8> {
+        let end = offset + UInt64(count)
+        if offset >= bufferStart, end <= bufferStart + UInt64(buffer.count) {
+            let start = Int(offset - bufferStart)
+            return buffer[start..<(start + count)]
+        }
+        let want = Int(min(UInt64(max(count, Self.chunkSize)), limit - offset))
+        if buffer.count != want { buffer = [UInt8](repeating: 0, count: want) }
+        let got = try buffer.withMutableBytes { (raw) throws(LogStoreError) -> Int in try file.read(into: raw, at: offset) }
+        bufferStart = offset
+        if got < count {
+            throw LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(got)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
+        }
+        if got < buffer.count { buffer.removeLast(buffer.count - got) }
+        return buffer[0..<count]
+    }
+}

@@ -1,0 +1,286 @@
+// The journal: one store file of checksummed, LZ4-compressed transaction frames.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// An append-only file of transactions, each one checksummed frame.
+///
+/// The journal is LogStore's lowest layer that deals in transactions: each
+/// ``append(_:)`` writes one frame holding a save's inserts (all values),
+/// updates (changed values only) and deletes, and returns once the
+/// ``Durability`` mode says the frame is safe. Opening a journal checks every
+/// frame, cuts off a transaction torn by a crash, and refuses a file damaged
+/// in the middle (FORMAT.md §6).
+///
+/// ```swift
+/// let journal = try Journal(path: "inventory.logstore")
+/// let item = journal.symbol(for: "Item"), name = journal.symbol(for: "itemName")
+/// try journal.append([.insert(RecordID(entity: item, key: 1), [Field(name, .string("Chair"))])])
+/// for transaction in try journal.transactions() { print(transaction.sequence, transaction.changes) }
+/// journal.close()
+/// ```
+///
+/// A `Journal` is safe to use from any thread; appends are serialized.
+/// Only one read-write `Journal` can have a file open at a time, in this
+/// process or any other: a second one gets `.storeLocked`.
+///
+/// ## Topics
+/// - ``init(path:options:)``
+/// - ``append(_:)``
+/// - ``transactions()``
+/// - ``recovery``
+/// - ``close()``
+public final class Journal: Sendable {
+    /// The store file's path.
+    public let path: String
+    /// The options it was opened with.
+    public let options: JournalOptions
+    /// The file header: versions, store UUID, creation time.
+    public let header: FileHeader
+    /// What open found at the end of the file and did about it. Log it when
+    /// ``RecoveryReport/outcome`` is not `.clean`.
+    public let recovery: RecoveryReport
+
+    private let file: any FileIO
+    private let writer: JournalWriter
+
+    /// Opens the store file at `path`, creating it if missing (read-write only).
+    ///
+    /// - Throws: `.storeLocked` when another writer has it open; `.notAStore`,
+    ///   `.corruptHeader`, `.unsupportedFormatVersion` for a file this version
+    ///   cannot use; `.corruptFrame` for damage with valid frames after it
+    ///   (unless ``JournalOptions/recoveryMode`` is `.salvage`); `.io` when a
+    ///   system call fails.
+    public convenience init(path: String, options: JournalOptions = JournalOptions()) throws(LogStoreError) {
+        let exists = SystemFile.exists(path)
+        if !exists {
+            guard options.access == .readWrite, options.createIfMissing else {
+                throw SystemFile.error(ENOENT, "open", path: path)
+            }
+            try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()))
+        }
+        let file = try SystemFile(path: path, mode: options.access == .readOnly ? .readOnly : .readWrite)
+        do throws(LogStoreError) {
+            if options.access == .readWrite { try FileLock.lockExclusively(file) }
+            try self.init(file: file, options: options)
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    /// Opens a journal on an already opened (and, for writing, locked) file.
+    /// Tests pass a file that fails on command.
+    init(file: any FileIO, options: JournalOptions) throws(LogStoreError) {
+        let path = file.path
+        let fileSize = try file.size()
+        let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
+        let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+        if options.access == .readWrite && !header.isWritableByThisVersion {
+            throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.writeVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
+        }
+
+        var symbols = SymbolTable()
+        var decoder = PayloadDecoder()
+        var scanner = FrameScanner(file: file, limit: fileSize)
+        // Decode every change, not only the declarations: a frame whose
+        // checksum matches but whose contents do not decode is damage, and
+        // must stop the open here rather than a later read.
+        let summary = try scanner.scan { (frame, stored) throws(DecodeFailure) in
+            _ = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+        }
+
+        var report = RecoveryReport.clean(frames: summary.frameCount)
+        switch summary.end {
+        case .clean:
+            break
+        case .tornTail(let offset, let byteCount, let reason):
+            report = RecoveryReport(outcome: .tornTail, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: byteCount, reason: reason)
+            if options.access == .readWrite {
+                try file.truncate(to: offset)
+                try file.synchronize()
+            }
+        case .damage(let offset, let frameNumber, let reason):
+            guard options.recoveryMode == .salvage else {
+                throw LogStoreError.damage(path: path, offset: offset, frameNumber: frameNumber, reason: reason)
+            }
+            report = RecoveryReport(outcome: .salvaged, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: fileSize - offset, reason: "frame \(frameNumber): \(reason)")
+            if options.access == .readWrite {
+                report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize)
+                try file.truncate(to: offset)
+                try file.synchronize()
+            }
+        }
+
+        self.path = path
+        self.options = options
+        self.header = header
+        self.recovery = report
+        self.file = file
+        self.writer = JournalWriter(
+            file: file, durability: options.durability, endOffset: summary.validEnd,
+            lastSequence: summary.lastSequence ?? 0, symbols: symbols)
+    }
+
+    deinit { writer.close() }
+
+    /// The store's identity, from the header.
+    public var storeID: UUID { header.storeID }
+
+    /// The sequence number of the last transaction (0 when there is none).
+    public var lastSequence: UInt64 { writer.lastSequence }
+
+    /// What this journal has written since it was opened.
+    public var statistics: JournalStatistics { writer.statistics }
+
+    /// The symbol for an entity or attribute name, assigning a new one if the
+    /// name has none yet. The name is written to the file with the first
+    /// transaction appended after this call.
+    public func symbol(for name: String) -> Symbol { writer.symbol(for: name) }
+
+    /// The name behind a symbol, or nil if no such symbol exists.
+    public func name(of symbol: Symbol) -> String? { writer.name(of: symbol) }
+
+    /// Appends one transaction and returns its sequence number.
+    ///
+    /// Returns only when the durability mode's promise holds for this
+    /// transaction. If a write or fsync fails, this call throws it and every
+    /// later call throws `.writeFailed`: the journal never acknowledges a
+    /// transaction it has not written. Reopen the store to write again.
+    ///
+    /// - Throws: `.readOnly`, `.closed`, `.transactionTooLarge` (nothing
+    ///   written), `.io` (the failing call), `.writeFailed` (later calls).
+    @discardableResult
+    public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
+        try append(changes, at: Date())
+    }
+
+    /// Appends with a given commit time; tests use it to make byte-exact files.
+    @discardableResult
+    func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+        guard options.access == .readWrite else {
+            throw LogStoreError(.readOnly, "\(path) was opened read-only; open it with access .readWrite to save", path: path)
+        }
+        return try writer.append(changes, at: time)
+    }
+
+    /// Every transaction in the file, in order.
+    ///
+    /// Reads and decodes the file from the start; a read-only journal reads
+    /// the frames that were complete when it was opened.
+    public func transactions() throws(LogStoreError) -> [CommittedTransaction] {
+        var all: [CommittedTransaction] = []
+        try forEachTransaction { all.append($0) }
+        return all
+    }
+
+    /// Calls `body` with each transaction in the file, in order, decoding one
+    /// at a time.
+    public func forEachTransaction(_ body: (CommittedTransaction) -> Void) throws(LogStoreError) {
+        var symbols = SymbolTable()
+        var decoder = PayloadDecoder()
+        var scanner = FrameScanner(file: file, limit: writer.validEnd)
+        let summary = try scanner.scan { (frame, stored) throws(DecodeFailure) in
+            let changes = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+            body(CommittedTransaction(sequence: frame.header.sequence, timestamp: frame.header.timestamp, changes: changes))
+        }
+        switch summary.end {
+        case .clean: break
+        case .tornTail(let offset, _, let reason), .damage(let offset, _, let reason):
+            let number = summary.frameCount + 1
+            throw LogStoreError.damage(path: path, offset: offset, frameNumber: number, reason: reason + " (the file changed after it was opened)")
+        }
+    }
+
+    /// Closes the file and releases the lock. Further appends fail with
+    /// `.closed`. Called automatically when the journal is deallocated.
+    public func close() { writer.close() }
+
+    // MARK: - Creating and salvaging
+
+    /// Creates a store file with its header, atomically: the header goes to a
+    /// temporary file that is fsynced and then linked into place, so a crash
+    /// never leaves an empty or half-written file at `path`.
+    /// Tests call it with a fixed UUID and time to make byte-exact files.
+    static func create(path: String, permissions: mode_t, header: FileHeader) throws(LogStoreError) {
+        removeAbandonedCreations(of: path)
+        let temporary = "\(path).creating-\(getpid())"
+        let file = try SystemFile(path: temporary, mode: .createExclusive(permissions: permissions))
+        defer {
+            file.close()
+            unlink(temporary)
+        }
+        try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+        try file.synchronize()
+        if link(temporary, path) != 0 {
+            let code = errno
+            // Another opener created it first: open theirs.
+            if code == EEXIST { return }
+            throw SystemFile.error(code, "link", path: path)
+        }
+        try SystemFile.synchronizeDirectory(of: path)
+    }
+
+    /// Removes `PATH.creating-PID` files left by creators that died before
+    /// linking them into place (their process no longer exists). They hold
+    /// only a header, never data.
+    private static func removeAbandonedCreations(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let prefix = url.lastPathComponent + ".creating-"
+        let directory = url.deletingLastPathComponent().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = pid_t(name.dropFirst(prefix.count)) else { continue }
+            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) {
+                unlink(directory + "/" + name)
+            }
+        }
+    }
+
+    /// Copies the bytes from `offset` on to `PATH.damaged-OFFSET` (or
+    /// `PATH.damaged-OFFSET-N` when an earlier salvage left that name) before
+    /// salvage cuts them off, so nothing is destroyed by a repair.
+    private static func preserve(_ file: any FileIO, from offset: UInt64, to end: UInt64) throws(LogStoreError) -> String {
+        var copyPath = "\(file.path).damaged-\(offset)"
+        var attempt = 1
+        while SystemFile.exists(copyPath) {
+            attempt += 1
+            copyPath = "\(file.path).damaged-\(offset)-\(attempt)"
+        }
+        let copy = try SystemFile(path: copyPath, mode: .createExclusive(permissions: 0o600))
+        defer { copy.close() }
+        var position = offset
+        while position < end {
+            let chunk = try file.read(count: Int(min(UInt64(4 << 20), end - position)), at: position)
+            guard !chunk.isEmpty else { break }
+            try chunk.withBytes { (raw) throws(LogStoreError) in try copy.write(raw, at: position - offset) }
+            position += UInt64(chunk.count)
+        }
+        try copy.synchronize()
+        try SystemFile.synchronizeDirectory(of: copyPath)
+        return copyPath
+    }
+}
+
+extension PayloadDecoder {
+    /// Decodes a transaction frame's changes, declaring its new names in `symbols` first.
+    mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
+        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
+            var reader = ByteReader(raw)
+            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
+            return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        }
+    }
+}
+
+extension LogStoreError {
+    /// A damaged frame that is not an interrupted save.
+    static func damage(path: String, offset: UInt64, frameNumber: Int, reason: String) -> LogStoreError {
+        LogStoreError(
+            .corruptFrame,
+            "frame \(frameNumber) at offset \(offset) of \(path) is damaged: \(reason). This is damage, not an interrupted save; run \"logstore-tool verify \(path)\" to see it, or open with recoveryMode .salvage to keep the transactions before it (the damaged bytes are copied aside, not destroyed)",
+            path: path, offset: offset, frameNumber: frameNumber)
+    }
+}

@@ -1,0 +1,78 @@
+// How a journal is opened: access, durability, creation and recovery.
+
+/// Options for opening a ``Journal``.
+public struct JournalOptions: Sendable, Hashable {
+    /// Whether the journal may write.
+    public enum Access: Sendable, Hashable {
+        /// Take the writer's lock, repair a torn tail, and accept appends.
+        case readWrite
+        /// Read without locking or changing the file. Works while another
+        /// process writes: it sees the transactions complete when it read
+        /// them, and treats a frame still being appended as not there yet.
+        case readOnly
+    }
+
+    /// What to do when the file is damaged (a bad frame with valid frames after it).
+    public enum RecoveryMode: Sendable, Hashable {
+        /// Refuse to open, with a `.corruptFrame` error naming the offset.
+        case strict
+        /// Keep every transaction before the damage. When opened read-write,
+        /// the bytes from the damage on are first copied to a file named
+        /// `PATH.damaged-OFFSET` next to the store, then cut off.
+        case salvage
+    }
+
+    /// Read-write (the default) or read-only.
+    public var access: Access
+    /// When saves are durable; see ``Durability``.
+    public var durability: Durability
+    /// Create the file when it does not exist (read-write only).
+    public var createIfMissing: Bool
+    /// Strict (the default) or salvage.
+    public var recoveryMode: RecoveryMode
+    /// Permission bits for a file this journal creates (owner only by default).
+    public var filePermissions: UInt16
+
+    /// Creates options; every parameter has the safe default.
+    public init(
+        access: Access = .readWrite, durability: Durability = .fsyncEveryCommit,
+        createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600
+    ) {
+        self.access = access
+        self.durability = durability
+        self.createIfMissing = createIfMissing
+        self.recoveryMode = recoveryMode
+        self.filePermissions = filePermissions
+    }
+}
+
+/// What opening a journal found and repaired.
+public struct RecoveryReport: Sendable, Hashable {
+    /// What open did about the end of the file.
+    public enum Outcome: Sendable, Hashable {
+        /// Every byte after the header belongs to a valid frame.
+        case clean
+        /// An append was cut short (a crash or power cut mid-save): its bytes
+        /// were cut off (read-write) or ignored (read-only). Only that
+        /// unacknowledged transaction is gone.
+        case tornTail
+        /// Salvage mode met damage and kept what came before it.
+        case salvaged
+    }
+
+    public var outcome: Outcome
+    /// Valid transaction frames in the file after recovery.
+    public var frameCount: Int
+    /// Where the dropped bytes started, when any were dropped.
+    public var droppedOffset: UInt64?
+    /// How many bytes at the end were cut off or ignored.
+    public var droppedByteCount: UInt64
+    /// Why the bytes were dropped, for logs.
+    public var reason: String?
+    /// In salvage mode, the file holding the bytes cut off.
+    public var preservedDamagePath: String?
+
+    static func clean(frames: Int) -> RecoveryReport {
+        RecoveryReport(outcome: .clean, frameCount: frames, droppedOffset: nil, droppedByteCount: 0)
+    }
+}

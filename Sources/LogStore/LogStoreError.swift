@@ -1,0 +1,97 @@
+// The one error type LogStore throws: what happened, where, and what to do.
+
+/// An error from LogStore, with the context needed to act on it.
+///
+/// Every message says what happened, where (path, offset, frame, entity,
+/// attribute) and what to do next. Messages never include attribute values,
+/// which may be private.
+///
+/// Match on ``kind`` to react to a class of error:
+///
+/// ```swift
+/// do {
+///     let journal = try Journal(path: path)
+/// } catch let error where error.kind == .storeLocked {
+///     print(error.message)   // "… is locked by process 4242 …"
+/// }
+/// ```
+///
+/// ``Kind`` is an open set: new kinds can appear in later versions, so a
+/// `switch` over kinds needs a `default` case.
+public struct LogStoreError: Error, Sendable, CustomStringConvertible {
+    /// A class of error. Compare with `==` against the static members.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// A stable, lower-camel-case name for the kind, used in `--json` output.
+        public let name: String
+
+        init(_ name: String) { self.name = name }
+
+        public var description: String { name }
+
+        /// A system call failed (open, read, write, fsync, rename, truncate).
+        public static let io = Kind("io")
+        /// The file does not start with a LogStore header: it is empty or of another kind.
+        public static let notAStore = Kind("notAStore")
+        /// The file header fails its checksum or holds impossible values.
+        public static let corruptHeader = Kind("corruptHeader")
+        /// The file was written by a newer LogStore whose format this version cannot read.
+        public static let unsupportedFormatVersion = Kind("unsupportedFormatVersion")
+        /// A frame is damaged and valid frames follow it, or it declares impossible sizes.
+        public static let corruptFrame = Kind("corruptFrame")
+        /// Another writer holds the store's lock.
+        public static let storeLocked = Kind("storeLocked")
+        /// An earlier write or fsync failed; the store refuses writes until reopened.
+        public static let writeFailed = Kind("writeFailed")
+        /// A write was attempted on a store opened read-only.
+        public static let readOnly = Kind("readOnly")
+        /// The store was closed.
+        public static let closed = Kind("closed")
+        /// A transaction's encoded size exceeds the frame limit.
+        public static let transactionTooLarge = Kind("transactionTooLarge")
+        /// A value or argument is not acceptable to the API it was passed to.
+        public static let invalidArgument = Kind("invalidArgument")
+    }
+
+    /// The class of error.
+    public var kind: Kind
+    /// What happened, where and what to do, in one or two sentences.
+    public var message: String
+    /// The file concerned, when there is one.
+    public var path: String?
+    /// The byte offset in ``path`` where the problem was found.
+    public var offset: UInt64?
+    /// The ordinal of the frame concerned (1 for the first frame of the file).
+    public var frameNumber: Int?
+    /// The entity concerned, for model and validation errors.
+    public var entity: String?
+    /// The attribute concerned, for model and validation errors.
+    public var attribute: String?
+    /// The `errno` of a failed system call.
+    public var errno: Int32?
+    /// Further errors reported together with this one (for example every
+    /// validation failure of a save, not just the first).
+    public var details: [LogStoreError]
+
+    /// Creates an error. Library code uses the factory methods instead.
+    public init(
+        _ kind: Kind, _ message: String, path: String? = nil, offset: UInt64? = nil,
+        frameNumber: Int? = nil, entity: String? = nil, attribute: String? = nil,
+        errno: Int32? = nil, details: [LogStoreError] = []
+    ) {
+        self.kind = kind
+        self.message = message
+        self.path = path
+        self.offset = offset
+        self.frameNumber = frameNumber
+        self.entity = entity
+        self.attribute = attribute
+        self.errno = errno
+        self.details = details
+    }
+
+    public var description: String {
+        var text = "\(kind): \(message)"
+        for detail in details { text += "\n  - \(detail.message)" }
+        return text
+    }
+}

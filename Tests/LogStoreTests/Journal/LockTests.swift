@@ -1,0 +1,61 @@
+// One writer per store file: a second gets a clear error that names the holder.
+
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import LogStore
+
+@Suite("Writer lock")
+struct LockTests {
+    @Test("A second writer in the same process gets .storeLocked; after the first closes, it opens")
+    func sameProcess() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let first = try Journal(path: path)
+            try first.appendSample(key: 1)
+
+            let error = #expect(throws: LogStoreError.self) { _ = try Journal(path: path) }
+            #expect(error?.kind == .storeLocked)
+            #expect(error?.path == path)
+            #expect(error?.message.contains(path) == true)
+            #expect(error?.message.contains("this process") == true)
+
+            // Readers are not writers: a read-only open works meanwhile.
+            let reader = try Journal(path: path, options: JournalOptions(access: .readOnly))
+            #expect(try reader.checkSamples() == 1)
+            reader.close()
+
+            first.close()
+            let second = try Journal(path: path)
+            defer { second.close() }
+            #expect(try second.appendSample(key: 2) == 2)
+        }
+    }
+
+    @Test("A writer in another process is named by its process ID; readers see a consistent prefix while it writes")
+    func otherProcess() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let child = try CrashChild(store: path, seed: 7)
+            defer { child.kill() }
+            #expect(child.waitForFirstAcknowledgement())
+
+            let error = #expect(throws: LogStoreError.self) { _ = try Journal(path: path) }
+            #expect(error?.kind == .storeLocked)
+            #expect(error?.message.contains("process \(child.pid)") == true, "\(error?.message ?? "")")
+
+            // The child appends all the while; each read-only open sees the
+            // frames complete when it opened, and at most a torn tail after them.
+            for _ in 0..<20 {
+                let reader = try Journal(path: path, options: JournalOptions(access: .readOnly))
+                #expect(reader.recovery.outcome != .salvaged)
+                #expect(try reader.checkSamples() == Int(reader.lastSequence))
+                reader.close()
+            }
+
+            child.kill()
+            let writer = try Journal(path: path)
+            defer { writer.close() }
+            #expect(try writer.checkSamples() >= Int(child.acknowledged.last ?? 0))
+        }
+    }
+}

@@ -1,0 +1,160 @@
+// A failed write or fsync fails that save and every later one, and nothing
+// unacknowledged is ever presented as saved.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import LogStore
+
+@Suite("Write and fsync failures")
+struct WriteFailureTests {
+    @Test("A failed write throws the system error, and every later append is refused with it",
+          arguments: [EIO, ENOSPC])
+    func failedWrite(code: Int32) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let (journal, _) = try makeFaultyJournal(at: path, plan: .init(failingWrite: 3, writeError: code))
+            try journal.appendSample(key: 1)
+            try journal.appendSample(key: 2)
+
+            let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 3) }
+            #expect(failure?.kind == .io)
+            #expect(failure?.errno == code)
+            #expect(failure?.message.contains(path) == true)
+
+            // The write that failed was the third; the fourth would succeed,
+            // but the journal must not accept it after a failure.
+            let refusal = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 3) }
+            #expect(refusal?.kind == .writeFailed)
+            #expect(refusal?.errno == code)
+            #expect(refusal?.details.first?.kind == .io)
+            #expect(journal.lastSequence == 2)
+            journal.close()
+
+            let reopened = try Journal(path: path)
+            defer { reopened.close() }
+            #expect(try reopened.checkSamples() == 2)
+            #expect(reopened.recovery.outcome == .clean)
+        }
+    }
+
+    @Test("A write cut short by a full disk leaves a torn tail that the next open cuts off")
+    func shortWrite() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let (journal, _) = try makeFaultyJournal(at: path, plan: .init(failingWrite: 2, writeError: ENOSPC, shortWriteBytes: 57))
+            try journal.appendSample(key: 1, size: 300)
+            let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2, size: 300) }
+            #expect(failure?.errno == ENOSPC)
+            #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
+            journal.close()
+
+            let reopened = try Journal(path: path)
+            defer { reopened.close() }
+            #expect(reopened.recovery.outcome == .tornTail)
+            #expect(reopened.recovery.droppedByteCount == 57)
+            #expect(try reopened.checkSamples() == 1)
+            // The store is writable again after the reopen, at the next sequence number.
+            #expect(try reopened.appendSample(key: 2) == 2)
+            #expect(try reopened.checkSamples() == 2)
+        }
+    }
+
+    @Test("A failed fsync fails the save that waited for it and refuses every later one")
+    func failedSync() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingSync: 2))
+            try journal.appendSample(key: 1)
+            let durableBefore = file.durableEnd
+
+            let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
+            #expect(failure?.kind == .io)
+            #expect(failure?.errno == EIO)
+            #expect(failure?.message.contains("fdatasync") == true)
+            // No retry of the fsync: after a failed fsync the kernel may have
+            // dropped the dirty pages, so a retry that succeeds proves nothing.
+            let refusal = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 3) }
+            #expect(refusal?.kind == .writeFailed)
+            #expect(file.durableEnd == durableBefore)
+            #expect(file.syncCount == 1)
+            journal.close()
+        }
+    }
+
+    @Test("Under group commit a failed fsync fails every save waiting on it")
+    func failedGroupSync() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let (journal, _) = try makeFaultyJournal(
+                at: path, plan: .init(failingSync: 1, syncDelay: 0.005), durability: .groupCommit(window: .milliseconds(5)))
+            let outcomes = Outcomes()
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                do {
+                    try journal.appendSample(key: UInt64(index + 1))
+                    outcomes.record(nil)
+                } catch let error as LogStoreError {
+                    outcomes.record(error.kind)
+                } catch {
+                    Issue.record(error)
+                }
+            }
+            // Every committer failed: the first with the fsync's error, or
+            // later ones with the refusal that carries it. None was acknowledged.
+            let kinds = outcomes.all
+            #expect(kinds.count == 4)
+            #expect(kinds.allSatisfy { $0 == .io || $0 == .writeFailed })
+            #expect(throws: LogStoreError.self) { try journal.appendSample(key: 9) }
+            journal.close()
+        }
+    }
+
+    @Test("A transaction over the frame limit is refused before anything is written, and the journal stays usable")
+    func tooLarge() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let journal = try Journal(path: path)
+            defer { journal.close() }
+            // The data alone fills the limit; names and field headers push it over.
+            let error = #expect(throws: LogStoreError.self) {
+                try journal.append([journal.sampleInsert(key: 1, size: FrameLayout.maxPayloadSize)])
+            }
+            #expect(error?.kind == .transactionTooLarge)
+            #expect(try journal.appendSample(key: 1) == 1)
+            #expect(try journal.checkSamples() == 1)
+        }
+    }
+
+    @Test("Appending after close or to a read-only journal is a typed error")
+    func closedAndReadOnly() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let journal = try Journal(path: path)
+            try journal.appendSample(key: 1)
+            journal.close()
+            #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
+            do {
+                try journal.appendSample(key: 2)
+            } catch let error as LogStoreError {
+                #expect(error.kind == .closed)
+            }
+
+            let reader = try Journal(path: path, options: JournalOptions(access: .readOnly))
+            defer { reader.close() }
+            let error = #expect(throws: LogStoreError.self) { try reader.appendSample(key: 2) }
+            #expect(error?.kind == .readOnly)
+            #expect(try reader.checkSamples() == 1)
+        }
+    }
+}
+
+/// Collects results from concurrent committers.
+final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kinds: [LogStoreError.Kind?] = []
+
+    func record(_ kind: LogStoreError.Kind?) { lock.withLock { kinds.append(kind) } }
+    var all: [LogStoreError.Kind?] { lock.withLock { kinds } }
+}

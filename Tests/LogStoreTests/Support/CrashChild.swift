@@ -1,0 +1,57 @@
+// Drives logstore-crash-child: start it on a store, read the sequence
+// numbers it acknowledges, kill it with SIGKILL.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A running `logstore-crash-child`, appending to a store with fsync every
+/// commit and printing each acknowledged sequence number.
+final class CrashChild {
+    let process = Process()
+    private let output = Pipe()
+    private var pending = Data()
+    /// Sequence numbers the child printed, so far as read.
+    private(set) var acknowledged: [UInt64] = []
+
+    init(store path: String, seed: UInt64) throws {
+        process.executableURL = try Executables.url(of: "logstore-crash-child")
+        process.arguments = [path, String(seed)]
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// Blocks until the child acknowledged at least one transaction; false if
+    /// it exited first.
+    func waitForFirstAcknowledgement() -> Bool {
+        while acknowledged.isEmpty {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            take(chunk)
+        }
+        return true
+    }
+
+    /// Kills the child with SIGKILL, waits for it, and reads everything it
+    /// printed (again: it does nothing twice). Only complete lines count: a number is acknowledged once its
+    /// newline is out.
+    func kill() {
+        if process.isRunning { _ = Glibc.kill(pid, SIGKILL) }
+        process.waitUntilExit()
+        take(output.fileHandleForReading.readDataToEndOfFile())
+    }
+
+    private func take(_ chunk: Data) {
+        pending.append(chunk)
+        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+            if let number = UInt64(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)) {
+                acknowledged.append(number)
+            }
+            pending.removeSubrange(pending.startIndex...newline)
+        }
+    }
+}

@@ -1,0 +1,67 @@
+// A fresh directory per test, removed afterwards, and byte surgery on files.
+
+import Foundation
+@_spi(Benchmarks) @testable import LogStore
+
+/// Runs `body` with a new empty directory and removes it afterwards.
+func withTemporaryDirectory<T>(_ body: (String) throws -> T) throws -> T {
+    let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("logstore-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
+
+/// Async variant of ``withTemporaryDirectory(_:)``.
+func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let path = FileManager.default.temporaryDirectory
+        .appendingPathComponent("logstore-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}
+
+/// Byte-level edits of a store file, for turning each row of FORMAT.md's
+/// damage table into a test.
+struct StoreFileSurgery {
+    let path: String
+
+    var bytes: [UInt8] {
+        get throws { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+    }
+
+    var size: Int { get throws { try bytes.count } }
+
+    func write(_ bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Inverts one bit.
+    func flipBit(at offset: Int, bit: Int = 0) throws {
+        var all = try bytes
+        all[offset] ^= UInt8(1 << bit)
+        try write(all)
+    }
+
+    /// Removes the last `count` bytes.
+    func truncate(removing count: Int) throws {
+        try truncate(to: try size - count)
+    }
+
+    func truncate(to size: Int) throws {
+        try write(Array(try bytes.prefix(size)))
+    }
+
+    /// Recomputes the checksum of the frame at `offset` after its bytes were
+    /// edited, so the edit reaches the checks behind the checksum.
+    func resign(frameAt offset: Int) throws {
+        var all = try bytes
+        let storedSize = all[(offset + 8)..<(offset + 12)].withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+        let end = offset + FrameLayout.headerSize + storedSize
+        let checksum = all[(offset + FrameLayout.checksummedHeaderStart)..<end].withUnsafeBytes { CRC32C.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { raw in
+            for (index, byte) in raw.enumerated() { all[offset + 4 + index] = byte }
+        }
+        try write(all)
+    }
+}
