@@ -24,9 +24,9 @@ enum AppendThroughput: BenchmarkGroup {
         let payloads = context.corpus.slices(count, of: size, seed: UInt64(size))
         let payloadBytes = Double(count * size)
         var written: JournalStatistics?
-        let rates = try measureInRounds(repetitions: context.repetitions, [
+        let journalCase = { (compression: JournalOptions.Compression) in
             {
-                let journal = try context.scratch.freshJournal("append.logstore", durability: .deferredToOS)
+                let journal = try context.scratch.freshJournal("append.logstore", durability: .deferredToOS, compression: compression)
                 defer {
                     journal.close()
                     context.scratch.remove(journal.path)
@@ -35,9 +35,13 @@ enum AppendThroughput: BenchmarkGroup {
                 let seconds = try Stopwatch.seconds {
                     for (index, payload) in payloads.enumerated() { try records.append(key: UInt64(index + 1), payload) }
                 }
-                written = journal.statistics
+                if compression == .lz4 { written = journal.statistics }
                 return Sample(work: payloadBytes, seconds: seconds)
-            },
+            } as () throws -> Sample
+        }
+        let rates = try measureInRounds(repetitions: context.repetitions, [
+            journalCase(.lz4),
+            journalCase(.none),
             {
                 let file = try PlainFile(path: context.scratch.freshPath("append.plain"))
                 defer { context.scratch.remove(file.path) }
@@ -49,8 +53,10 @@ enum AppendThroughput: BenchmarkGroup {
         ])
         let logStore = report.add("LogStore append, \(label)", rates[0], scale: 1e-6, unit: "MB/s")
         report.add("LogStore append, \(label), transactions", rates[0], scale: 1 / Double(size), unit: "transactions/s")
-        let plain = report.add("plain pwrite, \(label) chunks", rates[1], scale: 1e-6, unit: "MB/s")
+        let uncompressed = report.add("LogStore append, compression: .none, \(label)", rates[1], scale: 1e-6, unit: "MB/s")
+        let plain = report.add("plain pwrite, \(label) chunks", rates[2], scale: 1e-6, unit: "MB/s")
         report.compare("LogStore ÷ plain pwrite, \(label)", logStore, over: plain, target: target)
+        report.compare("LogStore, compression: .none ÷ plain pwrite, \(label)", uncompressed, over: plain, target: target)
         guard let written else { throw BenchmarkError("no journal run recorded its statistics") }
         let fileBytes = Double(written.bytesWritten) + Double(StoredFrame.fileHeaderSize)
         report.add("journal file size ÷ payload, \(label)", value: fileBytes / payloadBytes, unit: "×")

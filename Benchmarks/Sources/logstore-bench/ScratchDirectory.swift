@@ -23,8 +23,8 @@ final class ScratchDirectory {
     }
 
     /// A new, empty journal with the given durability.
-    func freshJournal(_ name: String, durability: Durability) throws -> Journal {
-        try Journal(path: freshPath(name), options: JournalOptions(durability: durability))
+    func freshJournal(_ name: String, durability: Durability, compression: JournalOptions.Compression = .lz4) throws -> Journal {
+        try Journal(path: freshPath(name), options: JournalOptions(durability: durability, compression: compression))
     }
 
     func remove(_ file: String) { unlink(file) }

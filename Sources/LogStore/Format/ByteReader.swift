@@ -25,10 +25,15 @@ struct ByteReader {
     var remaining: Int { buffer.count - position }
     var isAtEnd: Bool { position == buffer.count }
 
-    mutating func readByte() throws(DecodeFailure) -> UInt8 {
+    func peekByte() throws(DecodeFailure) -> UInt8 {
         guard position < buffer.count else { throw DecodeFailure("unexpected end of data at byte \(position)") }
-        defer { position += 1 }
         return buffer[position]
+    }
+
+    mutating func readByte() throws(DecodeFailure) -> UInt8 {
+        let byte = try peekByte()
+        position += 1
+        return byte
     }
 
     mutating func readFixed<T: FixedWidthInteger>(_: T.Type) throws(DecodeFailure) -> T {

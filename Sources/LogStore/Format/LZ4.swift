@@ -23,6 +23,34 @@ public enum LZ4 {
         return Int(written)
     }
 
+    /// Compresses block after block with one reusable state.
+    ///
+    /// `LZ4_compress_default` clears a 16 KiB hash table on every call, which
+    /// for a 1 KiB frame costs a large share of the compression itself. A
+    /// kept state needs only `LZ4_resetStream_fast`; each block still starts
+    /// with no dictionary, so it decompresses on its own like any other.
+    /// Not thread-safe: one per writer.
+    public final class Compressor {
+        private let stream: UnsafeMutablePointer<LZ4_stream_t>
+
+        public init() {
+            guard let stream = LZ4_createStream() else { fatalError("liblz4 could not allocate a \(MemoryLayout<LZ4_stream_t>.size)-byte compression state") }
+            self.stream = stream
+        }
+
+        deinit { LZ4_freeStream(stream) }
+
+        /// Compresses `source` into `destination`; returns the compressed
+        /// size, or 0 when it does not fit.
+        public func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int {
+            guard let src = source.baseAddress, let dst = destination.baseAddress, !source.isEmpty else { return 0 }
+            LZ4_resetStream_fast(stream)
+            return Int(LZ4_compress_fast_continue(
+                stream, src.assumingMemoryBound(to: CChar.self), dst.assumingMemoryBound(to: CChar.self),
+                Int32(source.count), Int32(destination.count), 1))
+        }
+    }
+
     /// Decompresses one block into exactly `destination.count` bytes.
     public static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws(DecodeFailure) {
         guard let src = source.baseAddress, let dst = destination.baseAddress else {

@@ -66,10 +66,22 @@ enum TransactionPayload {
     /// Reads the changes that follow the declarations. Every symbol used must
     /// be declared, here or in an earlier frame.
     static func readChanges(from reader: inout ByteReader, symbols: SymbolTable) throws(DecodeFailure) -> [RecordChange] {
+        try walkChanges(from: &reader, symbols: symbols, keepingValues: true)
+    }
+
+    /// Checks the changes that follow the declarations exactly as
+    /// ``readChanges(from:symbols:)`` does, without building them: what open
+    /// does to every frame, where copying each blob out would cost more than
+    /// checking it.
+    static func checkChanges(from reader: inout ByteReader, symbols: SymbolTable) throws(DecodeFailure) {
+        _ = try walkChanges(from: &reader, symbols: symbols, keepingValues: false)
+    }
+
+    private static func walkChanges(from reader: inout ByteReader, symbols: SymbolTable, keepingValues keep: Bool) throws(DecodeFailure) -> [RecordChange] {
         // A delete, the smallest change, takes three bytes.
         let count = try reader.readCount(minimumItemSize: 3)
         var changes: [RecordChange] = []
-        changes.reserveCapacity(count)
+        if keep { changes.reserveCapacity(count) }
         for _ in 0..<count {
             let tagByte = try reader.readByte()
             guard let tag = ChangeTag(rawValue: tagByte) else {
@@ -77,31 +89,40 @@ enum TransactionPayload {
             }
             let id = try reader.readRecordID()
             try check(id.entity, in: symbols, at: reader.position)
+            let change: RecordChange
             switch tag {
-            case .insert: changes.append(.insert(id, try readFields(from: &reader, symbols: symbols)))
-            case .update: changes.append(.update(id, try readFields(from: &reader, symbols: symbols)))
-            case .delete: changes.append(.delete(id))
+            case .insert: change = .insert(id, try readFields(from: &reader, symbols: symbols, keepingValues: keep))
+            case .update: change = .update(id, try readFields(from: &reader, symbols: symbols, keepingValues: keep))
+            case .delete: change = .delete(id)
             }
+            if keep { changes.append(change) }
         }
         guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) unexpected bytes after the last change") }
         return changes
     }
 
-    private static func readFields(from reader: inout ByteReader, symbols: SymbolTable) throws(DecodeFailure) -> [Field] {
+    /// The fields of one change; empty unless `keep`.
+    private static func readFields(from reader: inout ByteReader, symbols: SymbolTable, keepingValues keep: Bool) throws(DecodeFailure) -> [Field] {
         // A field takes at least two bytes: attribute and type code.
         let count = try reader.readCount(minimumItemSize: 2)
         var fields: [Field] = []
-        fields.reserveCapacity(count)
+        if keep { fields.reserveCapacity(count) }
         for _ in 0..<count {
             let attribute = try reader.readSymbol()
             try check(attribute, in: symbols, at: reader.position)
-            let value = try reader.readValue()
-            switch value {
-            case .reference(let target): try check(target.entity, in: symbols, at: reader.position)
-            case .references(let targets): for target in targets { try check(target.entity, in: symbols, at: reader.position) }
-            default: break
+            let position = reader.position
+            let checkTarget = { (target: RecordID) throws(DecodeFailure) in try check(target.entity, in: symbols, at: position) }
+            if keep {
+                let value = try reader.readValue()
+                switch value {
+                case .reference(let target): try checkTarget(target)
+                case .references(let targets): for target in targets { try checkTarget(target) }
+                default: break
+                }
+                fields.append(Field(attribute, value))
+            } else {
+                try reader.skipValue(checkingReferences: checkTarget)
             }
-            fields.append(Field(attribute, value))
         }
         return fields
     }

@@ -118,6 +118,27 @@ extension ByteReader {
         }
     }
 
+    /// Checks the next value as ``readValue()`` would and moves past it,
+    /// without copying out data or lists; `checkReference` sees each ID a
+    /// value refers to.
+    mutating func skipValue(checkingReferences checkReference: (RecordID) throws(DecodeFailure) -> Void) throws(DecodeFailure) {
+        switch ValueTypeCode(rawValue: try peekByte()) {
+        case .data:
+            _ = try readByte()
+            _ = try readLengthPrefixed()
+        case .reference:
+            _ = try readByte()
+            try checkReference(try readRecordID())
+        case .references:
+            _ = try readByte()
+            let count = try readCount(minimumItemSize: 2)
+            for _ in 0..<count { try checkReference(try readRecordID()) }
+        default:
+            // Small values cost nothing to build; reading them checks them.
+            _ = try readValue()
+        }
+    }
+
     mutating func readRecordID() throws(DecodeFailure) -> RecordID {
         let entity = try readVarint()
         guard let narrow = UInt32(exactly: entity) else { throw DecodeFailure("entity symbol \(entity) out of range at byte \(position)") }

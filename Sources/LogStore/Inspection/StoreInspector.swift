@@ -101,7 +101,7 @@ public enum StoreInspector {
             var number = 1
             while true {
                 let summary = try scanner.scan(from: start, lastSequence: lastSequence, firstNumber: number) { (frame, stored) throws(DecodeFailure) in
-                    _ = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+                    try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)
                 }
                 report.validFrames += summary.frameCount
                 number += summary.frameCount

@@ -24,9 +24,12 @@ public enum Durability: Sendable, Hashable {
     /// serialized with their fsyncs, so throughput is one commit per disk flush.
     case fsyncEveryCommit
     /// Concurrent committers share one `fdatasync`. The first committer to
-    /// need a flush waits `window` for others to arrive, then flushes
-    /// everything written so far; every `append` still returns only after its
-    /// own frame is durable. Use it when several threads save at once.
+    /// need a flush leads: it waits, at most `window`, until about as many
+    /// frames are waiting as the previous flush covered, then flushes
+    /// everything written so far. Every `append` still returns only after its
+    /// own frame is durable. A lone committer never waits for the window, so
+    /// this costs nothing over ``fsyncEveryCommit`` when saves do not overlap.
+    /// Use it when several threads save at once.
     case groupCommit(window: Duration)
     /// Never `fdatasync`; leave writeback to the operating system.
     case deferredToOS

@@ -81,9 +81,11 @@ struct FrameScanner {
                 summary.end = try classify(offset, number, "the frame header is cut short", after: summary.lastSequence)
                 break
             }
-            let header = try bytes(at: offset, count: FrameLayout.headerSize)
+            // The header slice must not outlive this statement: a live slice
+            // would make the next buffer refill copy the whole buffer.
+            let declared = try bytes(at: offset, count: FrameLayout.headerSize).withUnsafeBytes { FrameHeader.declaredPayloadSize($0) }
             let storedSize: UInt32
-            switch header.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) {
+            switch declared {
             case .success(let size): storedSize = size
             case .failure(.impossibleSize(let reason)):
                 summary.end = .damage(offset: offset, frameNumber: number, reason: "the frame \(reason)")
@@ -183,8 +185,8 @@ struct FrameScanner {
 
     private mutating func isValidFrame(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> Bool {
         guard offset + UInt64(FrameLayout.headerSize) <= limit else { return false }
-        let header = try bytes(at: offset, count: FrameLayout.headerSize)
-        guard case .success(let storedSize) = header.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) else { return false }
+        let declared = try bytes(at: offset, count: FrameLayout.headerSize).withUnsafeBytes { FrameHeader.declaredPayloadSize($0) }
+        guard case .success(let storedSize) = declared else { return false }
         let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
         guard offset + frameSize <= limit else { return false }
         let frame = try bytes(at: offset, count: Int(frameSize))

@@ -85,11 +85,11 @@ public final class Journal: Sendable {
         var symbols = SymbolTable()
         var decoder = PayloadDecoder()
         var scanner = FrameScanner(file: file, limit: fileSize)
-        // Decode every change, not only the declarations: a frame whose
+        // Check every change, not only the declarations: a frame whose
         // checksum matches but whose contents do not decode is damage, and
         // must stop the open here rather than a later read.
         let summary = try scanner.scan { (frame, stored) throws(DecodeFailure) in
-            _ = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+            try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)
         }
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
@@ -120,7 +120,7 @@ public final class Journal: Sendable {
         self.recovery = report
         self.file = file
         self.writer = JournalWriter(
-            file: file, durability: options.durability, endOffset: summary.validEnd,
+            file: file, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
             lastSequence: summary.lastSequence ?? 0, symbols: symbols)
     }
 
@@ -261,17 +261,6 @@ public final class Journal: Sendable {
         try copy.synchronize()
         try SystemFile.synchronizeDirectory(of: copyPath)
         return copyPath
-    }
-}
-
-extension PayloadDecoder {
-    /// Decodes a transaction frame's changes, declaring its new names in `symbols` first.
-    mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
-        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
-            var reader = ByteReader(raw)
-            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
-            return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
-        }
     }
 }
 

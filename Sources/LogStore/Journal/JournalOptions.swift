@@ -22,6 +22,19 @@ public struct JournalOptions: Sendable, Hashable {
         case salvage
     }
 
+    /// How appended payloads are stored. Reading needs no option: every
+    /// frame names its own codec, so a file can mix both.
+    public enum Compression: Sendable, Hashable {
+        /// LZ4 block compression, kept when it saves bytes (the default).
+        case lz4
+        /// Store payloads as they are. LZ4 compresses text-like records to
+        /// roughly two thirds, but on a slow CPU it costs more time than
+        /// writing the bytes it saves (BENCHMARKS.md §1): choose this for
+        /// saves of incompressible data, or when write throughput matters
+        /// more than file size.
+        case none
+    }
+
     /// Read-write (the default) or read-only.
     public var access: Access
     /// When saves are durable; see ``Durability``.
@@ -32,17 +45,21 @@ public struct JournalOptions: Sendable, Hashable {
     public var recoveryMode: RecoveryMode
     /// Permission bits for a file this journal creates (owner only by default).
     public var filePermissions: UInt16
+    /// LZ4 (the default) or none, for frames this journal appends.
+    public var compression: Compression
 
     /// Creates options; every parameter has the safe default.
     public init(
         access: Access = .readWrite, durability: Durability = .fsyncEveryCommit,
-        createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600
+        createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600,
+        compression: Compression = .lz4
     ) {
         self.access = access
         self.durability = durability
         self.createIfMissing = createIfMissing
         self.recoveryMode = recoveryMode
         self.filePermissions = filePermissions
+        self.compression = compression
     }
 }
 

@@ -5,13 +5,19 @@ import Foundation
 /// The single writer of a store file.
 ///
 /// `@unchecked Sendable`: every mutable property is read and written only
-/// while `condition` is locked. Encoding happens under the lock too, so frames
+/// while `monitor` is locked. Encoding happens under the lock too, so frames
 /// get consecutive sequence numbers in file order and each frame declares
 /// exactly the names no earlier frame declared.
 final class JournalWriter: @unchecked Sendable {
     private let file: any FileIO
     private let durability: Durability
-    private let condition = NSCondition()
+    /// Nil when the journal stores payloads uncompressed.
+    private let compressor: LZ4.Compressor?
+    private let monitor = Monitor()
+    /// Followers wait here for the flush under way to finish.
+    private let flushed: Monitor.Condition
+    /// A gathering leader waits here for more frames.
+    private let frameWritten: Monitor.Condition
 
     private var endOffset: UInt64
     private var nextSequence: UInt64
@@ -25,19 +31,27 @@ final class JournalWriter: @unchecked Sendable {
     private var writtenSequence: UInt64
     private var syncedSequence: UInt64
     private var isSyncing = false
+    /// A leader is waiting for more frames before its flush; writers wake it.
+    private var isGathering = false
+    /// How many frames the last flush covered: the leader expects about as
+    /// many committers again, so it stops gathering once that many are in.
+    private var lastBatchSize: UInt64 = 1
 
     private var rawBuffer = ByteWriter(capacity: 4096)
     private var frameBuffer = ByteWriter(capacity: 4096)
     private var counters = JournalStatistics()
 
-    init(file: any FileIO, durability: Durability, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable) {
+    init(file: any FileIO, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable) {
         self.file = file
         self.durability = durability
+        compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.endOffset = endOffset
         self.nextSequence = lastSequence + 1
         self.writtenSequence = lastSequence
         self.syncedSequence = lastSequence
         self.symbols = symbols
+        flushed = Monitor.Condition(monitor)
+        frameWritten = Monitor.Condition(monitor)
     }
 
     var statistics: JournalStatistics { locked { counters } }
@@ -51,8 +65,8 @@ final class JournalWriter: @unchecked Sendable {
     /// Writes one transaction frame and returns its sequence number once the
     /// durability mode's promise holds for it.
     func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
-        condition.lock()
-        defer { condition.unlock() }
+        monitor.lock()
+        defer { monitor.unlock() }
         try checkWritable()
         let sequence = nextSequence
         try encodeFrame(changes, sequence: sequence, time: time)
@@ -69,6 +83,7 @@ final class JournalWriter: @unchecked Sendable {
         counters.framesWritten += 1
         counters.bytesWritten += UInt64(frameBuffer.count)
         counters.rawPayloadBytes += UInt64(rawBuffer.count)
+        if isGathering { frameWritten.signal() }
 
         switch durability {
         case .deferredToOS:
@@ -85,7 +100,7 @@ final class JournalWriter: @unchecked Sendable {
     func close() {
         locked {
             guard !isClosed else { return }
-            while isSyncing { condition.wait() }
+            while isSyncing { flushed.wait() }
             isClosed = true
             file.close()
         }
@@ -101,17 +116,17 @@ final class JournalWriter: @unchecked Sendable {
         }
         frameBuffer.removeAll()
         frameBuffer.append(contentsOf: repeatElement(0, count: FrameLayout.headerSize))
-        var codec = PayloadCodec.lz4Block
+        var codec = PayloadCodec.raw
         rawBuffer.bytes.withUnsafeBytes { raw in
             // Keep LZ4 only when it saves bytes; it never pays below a few dozen.
-            frameBuffer.appendUninitialized(count: LZ4.compressBound(raw.count)) { destination in
-                let size = raw.count >= 32 ? LZ4.compress(raw, into: destination) : 0
-                return size > 0 && size < raw.count ? size : 0
+            if let compressor, raw.count >= 32 {
+                frameBuffer.appendUninitialized(count: LZ4.compressBound(raw.count)) { destination in
+                    let size = compressor.compress(raw, into: destination)
+                    return size > 0 && size < raw.count ? size : 0
+                }
+                if frameBuffer.count > FrameLayout.headerSize { codec = .lz4Block }
             }
-            if frameBuffer.count == FrameLayout.headerSize {
-                codec = .raw
-                frameBuffer.append(raw)
-            }
+            if codec == .raw { frameBuffer.append(raw) }
         }
         var header = FrameHeader(
             checksum: 0, storedSize: UInt32(frameBuffer.count - FrameLayout.headerSize),
@@ -133,35 +148,46 @@ final class JournalWriter: @unchecked Sendable {
         syncedSequence = max(syncedSequence, sequence)
     }
 
-    /// Waits, with the lock held, until a flush covers `sequence`. The first
-    /// waiter with no flush under way leads: it waits `window` for more frames,
-    /// then flushes without the lock so others keep writing meanwhile.
+    /// Waits, with the lock held, until a flush covers `sequence`.
+    ///
+    /// The first waiter with no flush under way leads. It gathers: it waits,
+    /// at most `window`, until as many frames are unsynced as the previous
+    /// flush covered (committers that just returned usually come back with
+    /// their next save), then flushes without the lock so others keep
+    /// writing meanwhile. A lone committer thus never waits, and a steady
+    /// crowd of N shares one flush per N commits.
     private func waitUntilDurable(_ sequence: UInt64, window: Duration) throws(LogStoreError) {
         while syncedSequence < sequence {
             if let failure { throw refusal(after: failure) }
             if isSyncing {
-                condition.wait()
+                flushed.wait()
                 continue
             }
             isSyncing = true
-            if window > .zero {
-                condition.unlock()
-                Thread.sleep(forTimeInterval: window.timeInterval)
-                condition.lock()
-            }
+            if window > .zero { gather(until: .monotonic(after: window.timeInterval)) }
             let target = writtenSequence
-            condition.unlock()
+            monitor.unlock()
             let result = Result { () throws(LogStoreError) in try file.synchronize() }
-            condition.lock()
+            monitor.lock()
             isSyncing = false
             switch result {
             case .success:
                 counters.syncs += 1
+                lastBatchSize = max(1, target - syncedSequence)
                 syncedSequence = max(syncedSequence, target)
             case .failure(let error):
                 if failure == nil { failure = error }
             }
-            condition.broadcast()
+            flushed.broadcast()
+        }
+    }
+
+    /// Waits for the expected batch of frames, or until `deadline`.
+    private func gather(until deadline: timespec) {
+        isGathering = true
+        defer { isGathering = false }
+        while writtenSequence - syncedSequence < lastBatchSize, failure == nil, !isClosed {
+            if !frameWritten.wait(until: deadline) { break }
         }
     }
 
@@ -176,17 +202,7 @@ final class JournalWriter: @unchecked Sendable {
         LogStoreError(.writeFailed, "an earlier write to \(file.path) failed, so it refuses writes to never acknowledge a save it has not written; reopen the store once the cause is fixed. The first failure: \(failure.message)", path: file.path, errno: failure.errno, details: [failure])
     }
 
-    private func locked<T>(_ body: () throws(LogStoreError) -> T) throws(LogStoreError) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body()
-    }
-
-    private func locked<T>(_ body: () -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body()
-    }
+    private func locked<T>(_ body: () -> T) -> T { monitor.withLock(body) }
 }
 
 /// Counters of what a journal has written since it was opened.

@@ -26,3 +26,24 @@ struct PayloadDecoder {
         }
     }
 }
+
+extension PayloadDecoder {
+    /// Decodes a transaction frame's changes, declaring its new names in `symbols` first.
+    mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
+        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
+            var reader = ByteReader(raw)
+            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
+            return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        }
+    }
+
+    /// Checks that a transaction frame decodes, as ``decodeTransaction(_:stored:symbols:)``
+    /// would, declaring its new names in `symbols`, without building its changes.
+    mutating func checkTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) {
+        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
+            var reader = ByteReader(raw)
+            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
+            try TransactionPayload.checkChanges(from: &reader, symbols: symbols)
+        }
+    }
+}

@@ -125,6 +125,27 @@ struct ValueCodecTests {
         }
     }
 
+    @Test("Open's check without building values accepts exactly the payloads that decode: whole, every prefix, and 20,000 seeded byte changes")
+    func checkAgreesWithDecode() {
+        let payload = Codec.encode(Samples.everyOperation(long: false), declaring: Samples.names[...])
+        #expect(Codec.verdicts(payload) == (true, true))
+        for length in 0..<payload.count {
+            #expect(Codec.verdicts(Array(payload.prefix(length))) == (false, false), "prefix of \(length) bytes")
+        }
+        var random = JournalFixtures.SeededGenerator(seed: 0x0C4E_C4ED)
+        var accepted = 0
+        for round in 0..<20_000 {
+            var mutated = payload
+            mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
+            let verdicts = Codec.verdicts(mutated)
+            #expect(verdicts.decodes == verdicts.checks, "round \(round)")
+            if verdicts.decodes { accepted += 1 }
+            if verdicts.decodes != verdicts.checks { break }
+        }
+        // Both outcomes must occur, or the loop compared nothing interesting.
+        #expect(accepted > 0 && accepted < 20_000)
+    }
+
     // MARK: - Primitive encodings (FORMAT.md §1)
 
     @Test("varint and zigzag varint bytes are FORMAT.md §1's examples")
@@ -175,6 +196,9 @@ struct ValueCodecTests {
         for (label, bytes) in cases {
             #expect(throws: DecodeFailure.self, "\(label)") {
                 try Codec.read(bytes) { (reader) throws(DecodeFailure) in try reader.readValue() }
+            }
+            #expect(throws: DecodeFailure.self, "\(label), skipped") {
+                try Codec.read(bytes) { (reader) throws(DecodeFailure) in try reader.skipValue { _ in } }
             }
         }
     }
@@ -231,6 +255,23 @@ extension ValueCodecTests {
                 try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
                 return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
             }
+        }
+
+        /// What open does to a payload: the same walk as ``decode``, building nothing.
+        static func check(_ payload: [UInt8], symbols: inout SymbolTable) throws(DecodeFailure) {
+            try payload.withBytes { (raw) throws(DecodeFailure) in
+                var reader = ByteReader(raw)
+                try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
+                try TransactionPayload.checkChanges(from: &reader, symbols: symbols)
+            }
+        }
+
+        /// Whether ``decode`` and ``check`` accept `payload`, each with fresh symbols.
+        static func verdicts(_ payload: [UInt8]) -> (decodes: Bool, checks: Bool) {
+            var decodeSymbols = SymbolTable(), checkSymbols = SymbolTable()
+            let decodes = (try? decode(payload, symbols: &decodeSymbols)) != nil
+            let checks = (try? check(payload, symbols: &checkSymbols)) != nil
+            return (decodes, checks)
         }
 
         static func roundTrip(_ changes: [RecordChange], names: [String]) throws(DecodeFailure) -> [RecordChange] {

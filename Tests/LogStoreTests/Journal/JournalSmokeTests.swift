@@ -28,4 +28,29 @@ struct JournalSmokeTests {
             #expect(transactions[1].changes == [.delete(RecordID(entity: item, key: 1))])
         }
     }
+
+    @Test("compression .none stores every payload raw; a file mixing raw and LZ4 frames reads back whole")
+    func compressionNone() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/mixed.logstore"
+            let text = Data(String(repeating: "an oak chair, a walnut desk, ", count: 40).utf8)
+            let plain = try Journal(path: path, options: JournalOptions(durability: .deferredToOS, compression: .none))
+            let item = plain.symbol(for: "Item"), note = plain.symbol(for: "note")
+            for key in 1...3 { try plain.append([.insert(RecordID(entity: item, key: UInt64(key)), [Field(note, .data(text))])]) }
+            plain.close()
+            let compressed = try Journal(path: path, options: JournalOptions(durability: .deferredToOS))
+            for key in 4...6 { try compressed.append([.insert(RecordID(entity: item, key: UInt64(key)), [Field(note, .data(text))])]) }
+            compressed.close()
+
+            // Codec byte 33 of each frame header: 0 raw, 1 LZ4 (FORMAT.md §3).
+            let bytes = try JournalFixtures.read(path)
+            let codecs = JournalFixtures.frames(in: bytes).map { bytes[$0.offset + 33] }
+            #expect(codecs == [0, 0, 0, 1, 1, 1])
+
+            let reopened = try Journal(path: path, options: JournalFixtures.readOnly)
+            defer { reopened.close() }
+            let read = try reopened.transactions()
+            #expect(read.map(\.changes) == (1...6).map { [.insert(RecordID(entity: item, key: UInt64($0)), [Field(note, .data(text))])] })
+        }
+    }
 }
