@@ -8,37 +8,55 @@ import Foundation
 struct StoredFrame {
     /// Header plus stored payload: the frame's bytes in the file.
     var size: Int { Self.headerSize + stored.count }
-    /// The payload as stored (LZ4 or raw).
+    /// The payload as stored.
     var stored: [UInt8]
-    var rawSize: Int
-    var isCompressed: Bool
+    /// The codec byte: 0 raw, 1 LZ4, 2 LZ4 against the store dictionary.
+    var codec: UInt8
+    /// The transaction's raw encoding, without a dictionary the frame carries.
+    var transactionPayload: [UInt8]
+
+    var isCompressed: Bool { codec != 0 }
+    var usesDictionary: Bool { codec == 2 }
 
     static let fileHeaderSize = 64
     static let headerSize = 40
 
-    /// The raw (encoded, uncompressed) transaction payload.
-    func rawPayload() throws -> [UInt8] {
-        guard isCompressed else { return stored }
-        var raw = [UInt8](repeating: 0, count: rawSize)
-        try stored.withUnsafeBytes { source in
-            try raw.withUnsafeMutableBytes { try LZ4.decompress(source, into: $0) }
-        }
-        return raw
-    }
-
-    /// Every frame of the store file at `path`. The file must be clean: it
-    /// was just written and closed by the benchmark.
+    /// Every frame of the store file at `path`, decoded in order (a frame
+    /// may carry the dictionary the frames after it need). The file must be
+    /// clean: it was just written and closed by the benchmark.
     static func read(path: String) throws -> [StoredFrame] {
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         var frames: [StoredFrame] = []
+        var dictionary: LZ4.PresetDictionary?
         var offset = fileHeaderSize
         while offset < file.count {
-            // FORMAT.md §3: storedSize at +8, rawSize at +12, codec at +33 (0 raw, 1 LZ4).
+            // FORMAT.md §3: storedSize at +8, rawSize at +12, codec at +33, flags at +34.
             let storedSize = Int(littleEndianUInt32(file, at: offset + 8))
             let rawSize = Int(littleEndianUInt32(file, at: offset + 12))
+            let codec = file[offset + 33], carriesDictionary = file[offset + 34] & 1 != 0
             let start = offset + headerSize
             guard start + storedSize <= file.count else { throw BenchmarkError("\(path): frame at \(offset) runs past the end") }
-            frames.append(StoredFrame(stored: Array(file[start..<(start + storedSize)]), rawSize: rawSize, isCompressed: file[offset + 33] == 1))
+            let stored = Array(file[start..<(start + storedSize)])
+            var raw = stored
+            if codec != 0 {
+                raw = [UInt8](repeating: 0, count: rawSize)
+                try stored.withUnsafeBytes { source in
+                    try raw.withUnsafeMutableBytes { try LZ4.decompress(source, into: $0, dictionary: codec == 2 ? dictionary : nil) }
+                }
+            }
+            var transaction = raw[...]
+            if carriesDictionary {
+                // FORMAT.md §5.3: a varint length, then the dictionary.
+                var length = 0, shift = 0
+                while let byte = transaction.popFirst() {
+                    length |= Int(byte & 0x7F) << shift
+                    shift += 7
+                    if byte < 0x80 { break }
+                }
+                dictionary = LZ4.PresetDictionary(Array(transaction.prefix(length)))
+                transaction = transaction.dropFirst(length)
+            }
+            frames.append(StoredFrame(stored: stored, codec: codec, transactionPayload: Array(transaction)))
             offset = start + storedSize
         }
         return frames

@@ -84,6 +84,15 @@ struct ByteReader {
         try readBytes(count: try readCount())
     }
 
+    /// A store dictionary: a varint length of 1 to 64 KiB, then the bytes.
+    mutating func readDictionary() throws(DecodeFailure) -> [UInt8] {
+        let bytes = try readLengthPrefixed()
+        guard (1...FrameLayout.maxDictionarySize).contains(bytes.count) else {
+            throw DecodeFailure("a store dictionary of \(bytes.count) bytes, outside 1 to \(FrameLayout.maxDictionarySize)")
+        }
+        return Array(bytes)
+    }
+
     mutating func readString() throws(DecodeFailure) -> String {
         let raw = try readLengthPrefixed()
         guard let string = String(validating: raw, as: UTF8.self) else {

@@ -34,4 +34,8 @@ enum FrameLayout {
     /// (a match can copy at most 255 bytes per input byte, and a little
     /// slack for the final literals), so a raw size beyond it is a lie.
     static let maxCompressionRatio = 255
+    /// Flags bit 0: the payload begins with a store dictionary (§5.3).
+    static let carriesDictionaryFlag: UInt16 = 1
+    /// A store dictionary holds 1 to this many bytes (LZ4 uses at most 64 KiB).
+    static let maxDictionarySize = 64 << 10
 }

@@ -20,11 +20,15 @@ public enum PayloadCodec: UInt8, Sendable, CustomStringConvertible {
     case raw = 0
     /// One LZ4 block (the block format, not the LZ4 frame format).
     case lz4Block = 1
+    /// One LZ4 block compressed against the store dictionary: the one
+    /// carried by the latest earlier frame that carries one (FORMAT.md §5.3).
+    case lz4BlockWithDictionary = 2
 
     public var description: String {
         switch self {
         case .raw: "raw"
         case .lz4Block: "lz4"
+        case .lz4BlockWithDictionary: "lz4+dictionary"
         }
     }
 }
@@ -43,6 +47,9 @@ public struct FrameHeader: Hashable, Sendable {
     public var timestampMicroseconds: Int64
     public var kind: FrameKind
     public var codec: PayloadCodec
+    /// The raw payload begins with a new store dictionary (flags bit 0,
+    /// FORMAT.md §5.3).
+    public var carriesDictionary = false
 
     /// The time the frame was written.
     public var timestamp: Date { Date(timeIntervalSince1970: TimeInterval(timestampMicroseconds) / 1_000_000) }
@@ -61,7 +68,7 @@ public struct FrameHeader: Hashable, Sendable {
         frame.storeBytes(of: timestampMicroseconds.littleEndian, toByteOffset: 24, as: Int64.self)
         frame.storeBytes(of: kind.rawValue, toByteOffset: 32, as: UInt8.self)
         frame.storeBytes(of: codec.rawValue, toByteOffset: 33, as: UInt8.self)
-        frame.storeBytes(of: UInt16(0), toByteOffset: 34, as: UInt16.self)
+        frame.storeBytes(of: (carriesDictionary ? FrameLayout.carriesDictionaryFlag : 0).littleEndian, toByteOffset: 34, as: UInt16.self)
         frame.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
         checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: frame[FrameLayout.checksummedHeaderStart...]))
         frame.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
@@ -116,13 +123,15 @@ extension FrameHeader {
         guard let codec = PayloadCodec(rawValue: load(33, UInt8.self)) else {
             return .failure(.unknownField("has unknown payload codec \(load(33, UInt8.self))"))
         }
-        guard load(34, UInt16.self) == 0, load(36, UInt32.self) == 0 else {
+        let flags = load(34, UInt16.self)
+        guard flags & ~FrameLayout.carriesDictionaryFlag == 0, load(36, UInt32.self) == 0 else {
             return .failure(.unknownField("has reserved bits set"))
         }
         switch codec {
         case .raw where rawSize != storedSize:
             return .failure(.impossibleSize("stores a raw payload of \(storedSize) bytes but declares \(rawSize)"))
-        case .lz4Block where UInt64(rawSize) > UInt64(storedSize) * UInt64(FrameLayout.maxCompressionRatio) + 16:
+        case .lz4Block where UInt64(rawSize) > UInt64(storedSize) * UInt64(FrameLayout.maxCompressionRatio) + 16,
+             .lz4BlockWithDictionary where UInt64(rawSize) > UInt64(storedSize) * UInt64(FrameLayout.maxCompressionRatio) + 16:
             return .failure(.impossibleSize("declares \(rawSize) raw bytes, more than LZ4 can expand \(storedSize) stored bytes to"))
         default:
             break
@@ -130,7 +139,7 @@ extension FrameHeader {
         return .success(FrameHeader(
             checksum: load(4, UInt32.self), storedSize: storedSize, rawSize: rawSize,
             sequence: load(16, UInt64.self), timestampMicroseconds: load(24, Int64.self),
-            kind: kind, codec: codec))
+            kind: kind, codec: codec, carriesDictionary: flags & FrameLayout.carriesDictionaryFlag != 0))
     }
 
     /// The validity rule's checksum half: CRC32C over header bytes 8..<40,

@@ -10,7 +10,8 @@ enum ChangeTag: UInt8 {
 /// Encodes and decodes the raw (uncompressed) payload of a transaction frame:
 ///
 /// ```
-/// payload      = declarations changes
+/// payload      = [dictionary] declarations changes
+/// dictionary   = varint(length) bytes      (only when the frame's flags bit 0 is set)
 /// declarations = varint(count) { varint(symbol) varint(length) utf8 }
 /// changes      = varint(count) { change }
 /// change       = 1 id fields | 2 id fields | 3 id
@@ -51,6 +52,11 @@ enum TransactionPayload {
             writer.appendVarint(UInt64(field.attribute.rawValue))
             writer.append(field.value)
         }
+    }
+
+    /// Appends a store dictionary, for a frame that carries one (§5.3).
+    static func encodeDictionary(_ bytes: [UInt8], into writer: inout ByteWriter) {
+        bytes.withUnsafeBytes { writer.appendLengthPrefixed($0) }
     }
 
     /// Reads the declarations into `symbols` and leaves `reader` at the changes.

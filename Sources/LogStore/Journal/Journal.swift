@@ -121,7 +121,7 @@ public final class Journal: Sendable {
         self.file = file
         self.writer = JournalWriter(
             file: file, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: summary.lastSequence ?? 0, symbols: symbols)
+            lastSequence: summary.lastSequence ?? 0, symbols: symbols, dictionary: decoder.dictionary)
     }
 
     deinit { writer.close() }

@@ -37,11 +37,24 @@ final class JournalWriter: @unchecked Sendable {
     /// many committers again, so it stops gathering once that many are in.
     private var lastBatchSize: UInt64 = 1
 
+    // The store dictionary (FORMAT.md §5.3): small payloads compress poorly
+    // alone (BENCHMARKS.md §4), so once enough of them were written, the next
+    // frame carries their bytes as a dictionary for the ones after it.
+    /// The dictionary in force, from the file or from this writer.
+    private var dictionary: LZ4.PresetDictionary?
+    /// Raw payloads of small frames written while there is no dictionary.
+    private var dictionarySamples: [UInt8] = []
+    /// Payloads up to this size are compressed against the dictionary;
+    /// larger ones compress well enough alone.
+    static let dictionaryPayloadLimit = 1 << 10
+    /// The dictionary's size: the last this many bytes of small payloads.
+    static let dictionarySize = 4 << 10
+
     private var rawBuffer = ByteWriter(capacity: 4096)
     private var frameBuffer = ByteWriter(capacity: 4096)
     private var counters = JournalStatistics()
 
-    init(file: any FileIO, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable) {
+    init(file: any FileIO, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
         self.file = file
         self.durability = durability
         compressor = compression == .lz4 ? LZ4.Compressor() : nil
@@ -50,6 +63,7 @@ final class JournalWriter: @unchecked Sendable {
         self.writtenSequence = lastSequence
         self.syncedSequence = lastSequence
         self.symbols = symbols
+        self.dictionary = dictionary
         flushed = Monitor.Condition(monitor)
         frameWritten = Monitor.Condition(monitor)
     }
@@ -69,7 +83,7 @@ final class JournalWriter: @unchecked Sendable {
         defer { monitor.unlock() }
         try checkWritable()
         let sequence = nextSequence
-        try encodeFrame(changes, sequence: sequence, time: time)
+        let carried = try encodeFrame(changes, sequence: sequence, time: time)
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }
         } catch {
@@ -80,6 +94,10 @@ final class JournalWriter: @unchecked Sendable {
         nextSequence += 1
         writtenSequence = sequence
         symbols.markAllPersisted()
+        if let carried {
+            dictionary = carried
+            dictionarySamples = []
+        }
         counters.framesWritten += 1
         counters.bytesWritten += UInt64(frameBuffer.count)
         counters.rawPayloadBytes += UInt64(rawBuffer.count)
@@ -108,8 +126,10 @@ final class JournalWriter: @unchecked Sendable {
 
     // MARK: - Encoding
 
-    private func encodeFrame(_ changes: [RecordChange], sequence: UInt64, time: Date) throws(LogStoreError) {
+    private func encodeFrame(_ changes: [RecordChange], sequence: UInt64, time: Date) throws(LogStoreError) -> LZ4.PresetDictionary? {
         rawBuffer.removeAll()
+        let carried = dictionaryToCarry()
+        if let carried { TransactionPayload.encodeDictionary(carried.bytes, into: &rawBuffer) }
         TransactionPayload.encode(changes, declaring: symbols.undeclared, into: &rawBuffer)
         guard rawBuffer.count <= FrameLayout.maxPayloadSize else {
             throw LogStoreError(.transactionTooLarge, "a transaction of \(rawBuffer.count) bytes exceeds the frame limit of \(FrameLayout.maxPayloadSize) bytes in \(file.path); split the save into smaller ones", path: file.path)
@@ -120,19 +140,35 @@ final class JournalWriter: @unchecked Sendable {
         rawBuffer.bytes.withUnsafeBytes { raw in
             // Keep LZ4 only when it saves bytes; it never pays below a few dozen.
             if let compressor, raw.count >= 32 {
+                let useDictionary = carried == nil && raw.count <= Self.dictionaryPayloadLimit ? dictionary : nil
                 frameBuffer.appendUninitialized(count: LZ4.compressBound(raw.count)) { destination in
-                    let size = compressor.compress(raw, into: destination)
+                    let size = if let useDictionary {
+                        compressor.compress(raw, into: destination, dictionary: useDictionary)
+                    } else {
+                        compressor.compress(raw, into: destination)
+                    }
                     return size > 0 && size < raw.count ? size : 0
                 }
-                if frameBuffer.count > FrameLayout.headerSize { codec = .lz4Block }
+                if frameBuffer.count > FrameLayout.headerSize { codec = useDictionary == nil ? .lz4Block : .lz4BlockWithDictionary }
+                if dictionary == nil && carried == nil && raw.count <= Self.dictionaryPayloadLimit {
+                    dictionarySamples.append(contentsOf: raw)
+                }
             }
             if codec == .raw { frameBuffer.append(raw) }
         }
         var header = FrameHeader(
             checksum: 0, storedSize: UInt32(frameBuffer.count - FrameLayout.headerSize),
             rawSize: UInt32(rawBuffer.count), sequence: sequence,
-            timestampMicroseconds: Microseconds(time), kind: .transaction, codec: codec)
+            timestampMicroseconds: Microseconds(time), kind: .transaction, codec: codec, carriesDictionary: carried != nil)
         frameBuffer.withUnsafeMutableBytes { header.write(into: $0) }
+        return carried
+    }
+
+    /// A new dictionary for the next frame to carry, once enough small
+    /// payloads were written without one.
+    private func dictionaryToCarry() -> LZ4.PresetDictionary? {
+        guard dictionary == nil, dictionarySamples.count >= Self.dictionarySize else { return nil }
+        return LZ4.PresetDictionary(Array(dictionarySamples.suffix(Self.dictionarySize)))
     }
 
     // MARK: - Durability

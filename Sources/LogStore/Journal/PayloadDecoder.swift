@@ -1,37 +1,63 @@
-// Turns a frame's stored payload back into its raw bytes, reusing one buffer.
+// Turns a frame's stored payload back into its raw bytes, reusing one buffer,
+// and keeps the store dictionary that later frames are compressed against.
 
-/// Decompresses frame payloads into a buffer it keeps between frames, so a
-/// scan of many small frames allocates once.
+/// Decompresses frame payloads in file order.
+///
+/// Frames must be fed in order: a frame can carry a new store dictionary
+/// (FORMAT.md §5.3), and the frames after it are compressed against it. The
+/// buffer is kept between frames, so a scan of many small frames allocates once.
 struct PayloadDecoder {
     private var buffer: [UInt8] = []
+    /// The dictionary in force: the latest one a frame fed so far carried.
+    private(set) var dictionary: LZ4.PresetDictionary?
 
     /// Calls `body` with the raw payload of `frame` (valid only during the call).
     mutating func withRawPayload<R>(
         of header: FrameHeader, stored: UnsafeRawBufferPointer,
         _ body: (UnsafeRawBufferPointer) throws(DecodeFailure) -> R
     ) throws(DecodeFailure) -> R {
+        let dictionary: LZ4.PresetDictionary?
         switch header.codec {
         case .raw:
             return try body(stored)
         case .lz4Block:
-            // The header check bounded rawSize by the limit and by what LZ4
-            // can produce from storedSize, so this allocation is bounded too.
-            let rawSize = Int(header.rawSize)
-            if buffer.count < rawSize { buffer = [UInt8](repeating: 0, count: rawSize) }
-            return try buffer.withMutableBytes { (all) throws(DecodeFailure) -> R in
-                let raw = UnsafeMutableRawBufferPointer(rebasing: all[0..<rawSize])
-                try LZ4.decompress(stored, into: raw)
-                return try body(UnsafeRawBufferPointer(raw))
+            dictionary = nil
+        case .lz4BlockWithDictionary:
+            guard let current = self.dictionary else {
+                throw DecodeFailure("the payload is compressed against a store dictionary, but no earlier frame carries one")
             }
+            dictionary = current
+        }
+        // The header check bounded rawSize by the limit and by what LZ4
+        // can produce from storedSize, so this allocation is bounded too.
+        let rawSize = Int(header.rawSize)
+        if buffer.count < rawSize { buffer = [UInt8](repeating: 0, count: rawSize) }
+        return try buffer.withMutableBytes { (all) throws(DecodeFailure) -> R in
+            let raw = UnsafeMutableRawBufferPointer(rebasing: all[0..<rawSize])
+            try LZ4.decompress(stored, into: raw, dictionary: dictionary)
+            return try body(UnsafeRawBufferPointer(raw))
         }
     }
-}
 
-extension PayloadDecoder {
+    /// Calls `body` with a reader at the transaction in `frame`'s payload,
+    /// after taking the dictionary the frame carries, if any.
+    private mutating func withTransaction<R>(
+        of header: FrameHeader, stored: UnsafeRawBufferPointer,
+        _ body: (inout ByteReader) throws(DecodeFailure) -> R
+    ) throws(DecodeFailure) -> R {
+        var carried: [UInt8]?
+        let result = try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) -> R in
+            var reader = ByteReader(raw)
+            if header.carriesDictionary { carried = try reader.readDictionary() }
+            return try body(&reader)
+        }
+        if let carried { dictionary = LZ4.PresetDictionary(carried) }
+        return result
+    }
+
     /// Decodes a transaction frame's changes, declaring its new names in `symbols` first.
     mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
-        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
-            var reader = ByteReader(raw)
+        try withTransaction(of: header, stored: stored) { (reader) throws(DecodeFailure) in
             try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
             return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
         }
@@ -40,8 +66,7 @@ extension PayloadDecoder {
     /// Checks that a transaction frame decodes, as ``decodeTransaction(_:stored:symbols:)``
     /// would, declaring its new names in `symbols`, without building its changes.
     mutating func checkTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) {
-        try withRawPayload(of: header, stored: stored) { (raw) throws(DecodeFailure) in
-            var reader = ByteReader(raw)
+        try withTransaction(of: header, stored: stored) { (reader) throws(DecodeFailure) in
             try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
             try TransactionPayload.checkChanges(from: &reader, symbols: symbols)
         }

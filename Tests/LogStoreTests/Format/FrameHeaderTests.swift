@@ -77,12 +77,12 @@ struct FrameHeaderTests {
         }
     }
 
-    @Test("Unknown kind or codec, and any bit of flags or reserved, are unknown fields")
+    @Test("Unknown kind or codec, any flags bit but bit 0 (carries a dictionary), and any reserved bit are unknown fields")
     func unknownFields() {
         var edits: [(String, (inout [UInt8]) -> Void)] = []
         for kind: UInt8 in [0, 2, 0x81, 255] { edits.append(("kind \(kind)", { $0[32] = kind })) }
-        for codec: UInt8 in [2, 3, 0x80, 255] { edits.append(("codec \(codec)", { $0[33] = codec })) }
-        for bit in 0..<16 { edits.append(("flags bit \(bit)", { JournalFixtures.store(UInt16(1) << bit, into: &$0, at: 34) })) }
+        for codec: UInt8 in [3, 4, 0x80, 255] { edits.append(("codec \(codec)", { $0[33] = codec })) }
+        for bit in 1..<16 { edits.append(("flags bit \(bit)", { JournalFixtures.store(UInt16(1) << bit, into: &$0, at: 34) })) }
         for bit in 0..<32 { edits.append(("reserved bit \(bit)", { JournalFixtures.store(UInt32(1) << bit, into: &$0, at: 36) })) }
         for (label, edit) in edits {
             var bytes = Self.frame(payload: [1, 2, 3], rawSize: 3, sequence: 1, codec: .raw).bytes
@@ -94,13 +94,14 @@ struct FrameHeaderTests {
         }
     }
 
-    @Test("The codec's size rule: raw needs rawSize == storedSize; LZ4 allows at most 255 × storedSize + 16")
+    @Test("The codec's size rule: raw needs rawSize == storedSize; LZ4, with or without the dictionary, allows at most 255 × storedSize + 16")
     func codecSizeRule() {
         let cases: [(codec: PayloadCodec, stored: UInt32, raw: UInt32, valid: Bool)] = [
             (.raw, 10, 10, true), (.raw, 10, 9, false), (.raw, 10, 11, false), (.raw, 0, 0, true), (.raw, 0, 1, false),
             (.lz4Block, 10, 10 * 255 + 16, true), (.lz4Block, 10, 10 * 255 + 17, false), (.lz4Block, 10, 0, true),
             (.lz4Block, 0, 16, true), (.lz4Block, 0, 17, false), (.lz4Block, 1_000_000, Self.limit, false),
             (.lz4Block, 1_052_689, Self.limit, true),
+            (.lz4BlockWithDictionary, 10, 10 * 255 + 16, true), (.lz4BlockWithDictionary, 10, 10 * 255 + 17, false),
         ]
         for (codec, stored, raw, valid) in cases {
             var bytes = Self.frame(payload: [], rawSize: 0, sequence: 1, codec: codec).bytes

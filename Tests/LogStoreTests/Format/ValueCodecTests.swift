@@ -299,10 +299,14 @@ extension ValueCodecTests {
         static func rawPayloads(of path: String) throws -> [[UInt8]] {
             let bytes = try JournalFixtures.read(path)
             var decoder = PayloadDecoder()
+            var symbols = SymbolTable()
             return try JournalFixtures.frames(in: bytes).map { frame in
                 let header = try bytes[frame.offset..<frame.payloadOffset].withUnsafeBytes { try FrameHeader.parse($0).get() }
                 return try bytes[frame.payloadOffset..<frame.end].withUnsafeBytes { stored in
-                    try decoder.withRawPayload(of: header, stored: stored) { Array($0) }
+                    let raw = try decoder.withRawPayload(of: header, stored: stored) { Array($0) }
+                    // Checking the frame takes the dictionary it may carry, for the frames after it.
+                    try decoder.checkTransaction(header, stored: stored, symbols: &symbols)
+                    return raw
                 }
             }
         }
