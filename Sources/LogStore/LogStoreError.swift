@@ -50,6 +50,26 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let transactionTooLarge = Kind("transactionTooLarge")
         /// A value or argument is not acceptable to the API it was passed to.
         public static let invalidArgument = Kind("invalidArgument")
+        /// A model has mistakes (every one is in ``LogStoreError/details``).
+        public static let invalidModel = Kind("invalidModel")
+        /// The model differs from the store's in a way lightweight migration cannot bridge.
+        public static let modelMismatch = Kind("modelMismatch")
+        /// A save found objects that break the model's rules (every one is in ``LogStoreError/details``).
+        public static let validationFailed = Kind("validationFailed")
+        /// A value of the wrong type for an attribute or relationship.
+        public static let wrongType = Kind("wrongType")
+        /// A key that the object's entity does not have.
+        public static let unknownKey = Kind("unknownKey")
+        /// An entity name that the model does not have.
+        public static let unknownEntity = Kind("unknownEntity")
+        /// An object ID that names no live object (deleted, or never saved).
+        public static let objectNotFound = Kind("objectNotFound")
+        /// An object used with a context it does not belong to.
+        public static let wrongContext = Kind("wrongContext")
+        /// A save conflicts with one committed since the objects were loaded.
+        public static let mergeConflict = Kind("mergeConflict")
+        /// A value transformer failed, or none is registered under the model's name.
+        public static let transformerFailed = Kind("transformerFailed")
     }
 
     /// The class of error.

@@ -1,0 +1,264 @@
+// Managed objects: one record's values in one context, with change tracking.
+
+import Foundation
+
+/// A link of one relationship of one object.
+enum Link: Equatable {
+    case one(ObjectID?)
+    case many(Set<ObjectID>)
+
+    var targets: Set<ObjectID> {
+        switch self {
+        case .one(let id): id.map { [$0] } ?? []
+        case .many(let ids): ids
+        }
+    }
+}
+
+/// An object of an entity, living in one ``ObjectContext``: Core Data's
+/// `NSManagedObject`.
+///
+/// Read and write values by key (`item["itemName"] = "Chair"`), or subclass
+/// it with typed properties (``Managed``) for app code. A managed object is
+/// not `Sendable` and belongs to its context: hand its ``objectID`` to other
+/// contexts instead.
+///
+/// An object fetched or looked up by ID starts as a *fault*: its values load
+/// from the store on first access.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    /// A token only LogStore can make: contexts create objects, apps do not.
+    public struct Creation {
+        let entity: EntityDescription
+        let id: ObjectID
+        let context: ObjectContext
+    }
+
+    public let entity: EntityDescription
+    public let objectID: ObjectID
+    /// The context that owns this object (nil once that context is gone).
+    public private(set) weak var managedObjectContext: ObjectContext?
+
+    // Values, in slot order (attributes, then relationships).
+    var values: [Any?] = []
+    var committedValues: [Any?] = []
+    var links: [Link?] = []
+    var committedLinks: [Link?] = []
+    var changedSlots: Set<Int> = []
+    /// The record's version when loaded; nil for an object not yet saved.
+    var version: UInt64?
+    public internal(set) var isFault = true
+    public internal(set) var isInserted = false
+    public internal(set) var isDeleted = false
+
+    public required init(_ creation: Creation) {
+        entity = creation.entity
+        objectID = creation.id
+        managedObjectContext = creation.context
+    }
+
+    // MARK: - Hooks
+
+    /// Called once when the object is inserted: set initial values here
+    /// (Core Data's `awakeFromInsert`). Call `super`.
+    open func awakeFromInsert() {}
+
+    /// Called for each inserted object at save; throw to refuse the save.
+    open func validateForInsert() throws(LogStoreError) {}
+    /// Called for each updated object at save; throw to refuse the save.
+    open func validateForUpdate() throws(LogStoreError) {}
+    /// Called for each deleted object at save; throw to refuse the save.
+    open func validateForDelete() throws(LogStoreError) {}
+
+    // MARK: - State
+
+    /// Inserted, deleted, or changed since the last save.
+    public var hasChanges: Bool { isInserted || isDeleted || !changedSlots.isEmpty }
+    /// Saved before and changed since (not inserted, not deleted).
+    public var isUpdated: Bool { !isInserted && !isDeleted && !changedSlots.isEmpty }
+
+    /// The values changed since the last save, by key (relationships as
+    /// objects, or sets of objects).
+    public var changedValues: [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in changedSlots.sorted() { result[slotName(slot)] = slotValue(slot) ?? Optional<Any>.none as Any }
+        return result
+    }
+
+    /// The values as last saved, by attribute name (empty for an inserted object).
+    public var committedValuesByKey: [String: Any] {
+        guard !isInserted else { return [:] }
+        fulfill()
+        var result: [String: Any] = [:]
+        for (index, attribute) in entity.attributes.enumerated() { result[attribute.name] = committedValues[index] ?? Optional<Any>.none as Any }
+        return result
+    }
+
+    // MARK: - Values by key
+
+    /// The value for `key`: an attribute's Swift value, a related object, a
+    /// set of related objects, or a derived value. Nil for an unknown key;
+    /// use ``value(forKey:)`` to get the error instead.
+    public subscript(key: String) -> Any? {
+        get { try? value(forKey: key) }
+        set {
+            do throws(LogStoreError) { try setValue(newValue, forKey: key) } catch {
+                // A subscript cannot throw: the save reports it, with entity and key.
+                managedObjectContext?.recordMisuse(error)
+            }
+        }
+    }
+
+    /// The value for `key`, or `.unknownKey`.
+    public func value(forKey key: String) throws(LogStoreError) -> Any? {
+        switch try property(key) {
+        case .attribute(let index): fulfill(); return values[index]
+        case .relationship(let index): return relatedObjects(entity.attributes.count + index)
+        case .derived(let derived): return derived.compute(self)
+        }
+    }
+
+    /// Sets `key` to `value`, or throws `.wrongType`, `.unknownKey`,
+    /// `.wrongContext` (a related object of another context), or
+    /// `.objectNotFound` (this object was deleted and saved).
+    public func setValue(_ value: Any?, forKey key: String) throws(LogStoreError) {
+        guard let context = managedObjectContext else {
+            throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) was changed after its context was released; keep the context alive while you use its objects", entity: entity.name, attribute: key)
+        }
+        switch try property(key) {
+        case .attribute(let index):
+            let attribute = entity.attributes[index]
+            if let value, case .transformable = attribute.type {
+                // The transformer checks the type when the object is saved.
+                _ = value
+            } else if let value, try attribute.type.stored(value) == nil {
+                throw LogStoreError(.wrongType, "\(entity.name).\(key) is a \(attribute.type) attribute; it cannot hold a \(type(of: value))", entity: entity.name, attribute: key)
+            }
+            fulfill()
+            values[index] = value
+            context.markChanged(self, slot: index)
+        case .relationship(let index):
+            try context.setRelationship(of: self, index: index, to: value)
+        case .derived:
+            throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
+        }
+    }
+
+    /// Adds `object` to the to-many relationship `key` (and sets the inverse).
+    public func add(_ object: ManagedObject, to key: String) throws(LogStoreError) {
+        guard let context = managedObjectContext else { throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) has no context", entity: entity.name, attribute: key) }
+        try context.addToMany(of: self, key: key, object)
+    }
+
+    /// Removes `object` from the to-many relationship `key` (and clears the inverse).
+    public func remove(_ object: ManagedObject, from key: String) throws(LogStoreError) {
+        guard let context = managedObjectContext else { throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) has no context", entity: entity.name, attribute: key) }
+        try context.removeFromMany(of: self, key: key, object)
+    }
+
+    // MARK: - Internals
+
+    func property(_ key: String) throws(LogStoreError) -> Property {
+        guard let property = entity.properties[key] else {
+            throw LogStoreError(.unknownKey, "\(entity.name) has no attribute or relationship named \(key); it has \(entity.propertyNames.joined(separator: ", "))", entity: entity.name, attribute: key)
+        }
+        return property
+    }
+
+    func slotName(_ slot: Int) -> String {
+        slot < entity.attributes.count ? entity.attributes[slot].name : entity.relationships[slot - entity.attributes.count].name
+    }
+
+    func slotValue(_ slot: Int) -> Any? {
+        slot < entity.attributes.count ? values[slot] : relatedObjects(slot)
+    }
+
+    /// Loads the values of a fault from the store.
+    func fulfill() {
+        guard isFault else { return }
+        managedObjectContext?.fulfill(self)
+    }
+
+    private func relatedObjects(_ slot: Int) -> Any? {
+        guard let context = managedObjectContext else { return nil }
+        switch context.link(of: self, slot: slot) {
+        case .one(let id): return id.flatMap { try? context.object(with: $0) }
+        case .many(let ids): return Set(ids.compactMap { try? context.object(with: $0) })
+        }
+    }
+
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    public var description: String { "<\(entity.name) \(objectID)\(isFault ? " fault" : "")>" }
+}
+
+/// A typed property of a ``ManagedObject`` subclass, read and written
+/// through the object's key-value storage:
+///
+/// ```swift
+/// final class Item: ManagedObject {
+///     @Managed("itemName") var itemName: String?
+///     @Managed("valueInDollars") var valueInDollars: Int32
+///     @Managed("assetType") var assetType: AssetType?
+/// }
+/// ```
+///
+/// Reading a value of another type than declared returns the type's
+/// default (nil, 0, false); writing one of the wrong type is reported by the
+/// next save, naming entity and key.
+@propertyWrapper
+public struct Managed<Value> {
+    public let key: String
+
+    public init(_ key: String) { self.key = key }
+
+    @available(*, unavailable, message: "@Managed works only inside a ManagedObject subclass")
+    public var wrappedValue: Value {
+        get { fatalError("unavailable") }
+        set { fatalError("unavailable") }  // swiftlint:disable:this unused_setter_value
+    }
+
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
+    ) -> Value {
+        get { ManagedValue.cast(object[object[keyPath: storageKeyPath].key], as: Value.self) }
+        set { object[object[keyPath: storageKeyPath].key] = ManagedValue.unwrap(newValue) }
+    }
+}
+
+/// Conversions between the untyped storage and `@Managed` property types.
+enum ManagedValue {
+    static func cast<Value>(_ raw: Any?, as: Value.Type) -> Value {
+        if let value = raw as? Value { return value }
+        if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return nilType.init(nilLiteral: ()) as! Value }
+        switch Value.self {
+        case is Int16.Type: return Int16(0) as! Value
+        case is Int32.Type: return Int32(0) as! Value
+        case is Int64.Type: return Int64(0) as! Value
+        case is Int.Type: return 0 as! Value
+        case is Double.Type: return 0.0 as! Value
+        case is Float.Type: return Float(0) as! Value
+        case is Bool.Type: return false as! Value
+        case is String.Type: return "" as! Value
+        default: break
+        }
+        if let setType = Value.self as? any EmptyInitializable.Type { return setType.init() as! Value }
+        preconditionFailure("@Managed property of type \(Value.self) has no value and no default; declare it optional")
+    }
+
+    /// `value` with one level of Optional removed, so `nil` stays nil.
+    static func unwrap<Value>(_ value: Value) -> Any? {
+        if let optional = value as? any OptionalProtocol { return optional.wrapped }
+        return value
+    }
+}
+
+protocol OptionalProtocol { var wrapped: Any? { get } }
+extension Optional: OptionalProtocol {
+    var wrapped: Any? { self.map { $0 as Any } }
+}
+
+protocol EmptyInitializable { init() }
+extension Set: EmptyInitializable {}

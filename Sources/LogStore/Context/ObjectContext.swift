@@ -1,0 +1,560 @@
+// The context: an identity map of objects, their changes, and saving them.
+
+import Foundation
+
+/// How a save resolves records that another save changed since this
+/// context loaded them.
+public enum MergePolicy: Sendable, Hashable {
+    /// Refuse the save with `.mergeConflict`, naming the objects (the default).
+    case error
+    /// Keep the store's values for the conflicting objects: drop this
+    /// context's changes to them, save the rest.
+    case storeWins
+    /// Write this context's values over the store's.
+    case objectWins
+}
+
+/// A scratchpad of managed objects: Core Data's `NSManagedObjectContext`.
+///
+/// Within a context one ID is always one object instance (the identity map).
+/// The context tracks what was inserted, changed and deleted, and ``save()``
+/// validates every changed object, then writes them as one journal
+/// transaction, or nothing. A context is not `Sendable`: it stays in the
+/// isolation domain that made it (the main actor for ``Store/mainContext``,
+/// its queue for a ``BackgroundContext``), and objects cross only as
+/// ``ObjectID``s.
+public final class ObjectContext {
+    public let store: Store
+    /// How a conflicting save is resolved; `.error` by default.
+    public var mergePolicy: MergePolicy = .error
+
+    private var registered: [ObjectID: ManagedObject] = [:]
+    private var insertedObjects: [ObjectID: ManagedObject] = [:]
+    private var deletedObjects: [ObjectID: ManagedObject] = [:]
+    private var changedObjects: [ObjectID: ManagedObject] = [:]
+    /// Errors from subscript writes, which cannot throw; the next save reports them.
+    private var misuse: [LogStoreError] = []
+
+    init(store: Store) { self.store = store }
+
+    // MARK: - State
+
+    public var hasChanges: Bool { !insertedObjects.isEmpty || !deletedObjects.isEmpty || changedObjects.values.contains { $0.hasChanges } || !misuse.isEmpty }
+    public var insertedObjectsSet: Set<ManagedObject> { Set(insertedObjects.values) }
+    public var updatedObjects: Set<ManagedObject> { Set(changedObjects.values.filter(\.isUpdated)) }
+    public var deletedObjectsSet: Set<ManagedObject> { Set(deletedObjects.values) }
+    /// Every object this context holds.
+    public var registeredObjects: Set<ManagedObject> { Set(registered.values) }
+
+    // MARK: - Inserting and finding objects
+
+    /// Inserts a new object of the entity named `entityName`, with its
+    /// default values, and calls its `awakeFromInsert`.
+    @discardableResult
+    public func insert(_ entityName: String) throws(LogStoreError) -> ManagedObject {
+        try insert(store.model.entity(named: entityName))
+    }
+
+    /// Inserts a new object of the entity whose class is `type`.
+    public func insert<Object: ManagedObject>(_ type: Object.Type) throws(LogStoreError) -> Object {
+        let object = try insert(store.model.entity(for: type))
+        guard let typed = object as? Object else {
+            throw LogStoreError(.wrongType, "the entity of \(type) makes \(Swift.type(of: object)) objects", entity: object.entity.name)
+        }
+        return typed
+    }
+
+    private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
+        let id = store.id(entity.name, store.allocateKey(for: entity.name))
+        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
+        object.values = try entity.attributes.enumerated().map { (index, attribute) throws(LogStoreError) -> Any? in
+            if case .transformable = attribute.type { return attribute.defaultValue }
+            return try attribute.type.value(entity.defaults[index])
+        }
+        object.committedValues = Array(repeating: nil, count: entity.attributes.count)
+        object.links = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
+        object.committedLinks = object.links
+        object.isFault = false
+        object.isInserted = true
+        registered[id] = object
+        insertedObjects[id] = object
+        object.awakeFromInsert()
+        return object
+    }
+
+    /// The object for `id` in this context: the registered instance, or a
+    /// fault that loads on first access. Throws `.objectNotFound` only for an
+    /// ID of another store or an unknown entity; a deleted record's fault
+    /// fails when touched. Use ``existingObject(with:)`` to check at once.
+    public func object(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
+        if let object = registered[id] { return object }
+        guard id.storeID == store.storeID else {
+            throw LogStoreError(.objectNotFound, "\(id) belongs to store \(id.storeID), not \(store.storeID) (\(store.path))", entity: id.entityName)
+        }
+        let entity = try store.model.entity(named: id.entityName)
+        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
+        registered[id] = object
+        return object
+    }
+
+    /// The object for `id`, loaded now; `.objectNotFound` when no saved
+    /// record has that ID (it was deleted, or never saved) or this context
+    /// deleted it.
+    public func existingObject(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
+        let object = try object(with: id)
+        if object.isInserted { return object }
+        if object.isDeleted || (object.isFault && store.record(id) == nil) {
+            throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
+        }
+        object.fulfill()
+        return object
+    }
+
+    /// Every object of `entityName`, in key order: the saved ones (as faults
+    /// until touched) except those deleted here, then those inserted here.
+    public func fetchAll(_ entityName: String) throws(LogStoreError) -> [ManagedObject] {
+        try fetchIDs(entityName).map { id throws(LogStoreError) in try object(with: id) }
+    }
+
+    /// Every object of the entity whose class is `type`.
+    public func fetchAll<Object: ManagedObject>(_ type: Object.Type) throws(LogStoreError) -> [Object] {
+        let entity = try store.model.entity(for: type)
+        return try fetchAll(entity.name).compactMap { $0 as? Object }
+    }
+
+    /// The IDs `fetchAll(entityName)` would return, without making objects.
+    public func fetchIDs(_ entityName: String) throws(LogStoreError) -> [ObjectID] {
+        _ = try store.model.entity(named: entityName)
+        var ids = store.keys(of: entityName).map { store.id(entityName, $0) }.filter { deletedObjects[$0] == nil }
+        ids += insertedObjects.keys.filter { $0.entityName == entityName }.sorted()
+        return ids
+    }
+
+    /// How many objects `fetchAll(entityName)` would return.
+    public func count(_ entityName: String) throws(LogStoreError) -> Int {
+        try fetchIDs(entityName).count
+    }
+
+    // MARK: - Deleting
+
+    /// Marks `object` deleted and applies its relationships' delete rules:
+    /// nullify removes it from each target's inverse, cascade deletes the
+    /// targets, deny makes the save fail while targets remain, no action
+    /// leaves the targets pointing at it.
+    public func delete(_ object: ManagedObject) throws(LogStoreError) {
+        try checkOwned(object)
+        guard !object.isDeleted else { return }
+        object.fulfill()
+        if object.isInserted {
+            insertedObjects[object.objectID] = nil
+        }
+        object.isDeleted = true
+        deletedObjects[object.objectID] = object
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            let slot = object.entity.attributes.count + index
+            let targets = link(of: object, slot: slot).targets
+            switch relationship.definition.deleteRule {
+            case .nullify:
+                for target in targets { try detach(object, fromInverseOf: relationship, target: target) }
+            case .cascade:
+                for target in targets {
+                    try detach(object, fromInverseOf: relationship, target: target)
+                    try delete(try self.object(with: target))
+                }
+            case .deny, .noAction:
+                break
+            }
+        }
+        if object.isInserted { registered[object.objectID] = nil }
+    }
+
+    // MARK: - Saving
+
+    /// Validates every inserted and changed object, then writes all changes
+    /// as one journal transaction. On any failure nothing is written and the
+    /// context keeps its changes; every validation failure is in the error's
+    /// ``LogStoreError/details``.
+    public func save() throws(LogStoreError) {
+        guard hasChanges else { return }
+        try validate()
+        var attempt = 0
+        while true {
+            attempt += 1
+            let save = try pendingSave()
+            do {
+                let changes = try store.commit(save, ignoringVersions: mergePolicy == .objectWins)
+                didSave(changes)
+                return
+            } catch let conflict as VersionConflict {
+                guard mergePolicy == .storeWins, attempt < 5 else {
+                    let list = conflict.objects.map(\.description).joined(separator: ", ")
+                    throw LogStoreError(.mergeConflict, "another save changed \(list) after this context loaded \(conflict.objects.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins", entity: conflict.objects.first?.entityName)
+                }
+                for id in conflict.objects {
+                    if let object = registered[id] { discardChanges(object) }
+                }
+            } catch let error as LogStoreError {
+                throw error
+            } catch {
+                throw LogStoreError(.io, "the save failed: \(error)")
+            }
+        }
+    }
+
+    /// Drops every unsaved change: inserted objects go away, deleted ones
+    /// come back, changed ones get their last saved values.
+    public func rollback() {
+        for object in insertedObjects.values { registered[object.objectID] = nil; object.isDeleted = true }
+        for object in registered.values { discardChanges(object) }
+        insertedObjects = [:]
+        deletedObjects = [:]
+        changedObjects = [:]
+        misuse = []
+    }
+
+    /// Forgets every object: registered objects become invalid to this
+    /// context, unsaved changes are dropped.
+    public func reset() {
+        rollback()
+        registered = [:]
+    }
+
+    /// Turns `object` back into a fault, dropping its unsaved changes when
+    /// `mergeChanges` is false, so its next access reads the store.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard !object.isInserted else { return }
+        if mergeChanges && object.hasChanges {
+            // Keep the unsaved values; take the new version so the save does not conflict.
+            if let record = store.record(object.objectID) { object.version = record.version }
+            return
+        }
+        discardChanges(object)
+    }
+
+    /// Applies what another context saved: objects it deleted go away here,
+    /// objects it changed are refreshed (unless they have unsaved changes here).
+    public func mergeChanges(from changes: StoreChanges) {
+        for id in changes.deleted {
+            guard let object = registered[id], !object.isInserted else { continue }
+            registered[id] = nil
+            changedObjects[id] = nil
+            deletedObjects[id] = nil
+            object.isDeleted = true
+        }
+        for id in changes.updated.union(changes.inserted) {
+            guard let object = registered[id], !object.hasChanges else { continue }
+            discardChanges(object)
+        }
+        // Derived to-many sides may have changed for any object: reload them.
+        for object in registered.values where !object.isInserted && !object.hasChanges { object.isFault = true }
+    }
+
+    // MARK: - Internals used by ManagedObject
+
+    func recordMisuse(_ error: LogStoreError) { misuse.append(error) }
+
+    func markChanged(_ object: ManagedObject, slot: Int) {
+        object.changedSlots.insert(slot)
+        if !object.isInserted { changedObjects[object.objectID] = object }
+    }
+
+    /// Loads a fault's values from the store.
+    func fulfill(_ object: ManagedObject) {
+        guard object.isFault else { return }
+        object.isFault = false
+        let entity = object.entity
+        guard let record = store.record(object.objectID) else {
+            object.values = Array(repeating: nil, count: entity.attributes.count)
+            object.committedValues = object.values
+            object.links = Array(repeating: nil, count: entity.relationships.count)
+            object.committedLinks = object.links
+            object.version = nil
+            return
+        }
+        let loaded = entity.attributes.indices.map { index in (try? entity.attributes[index].type.value(record.values[index])) ?? nil }
+        // Unsaved values survive a refault (mergeChanges keeps them).
+        object.committedValues = loaded
+        if object.changedSlots.isEmpty || object.values.count != loaded.count {
+            object.values = loaded
+        } else {
+            for index in loaded.indices where !object.changedSlots.contains(index) { object.values[index] = loaded[index] }
+        }
+        object.version = record.version
+        var links = object.links.count == entity.relationships.count ? object.links : Array(repeating: nil, count: entity.relationships.count)
+        for index in entity.relationships.indices where !object.changedSlots.contains(entity.attributes.count + index) { links[index] = nil }
+        object.links = links
+        object.committedLinks = Array(repeating: nil, count: entity.relationships.count)
+    }
+
+    /// The current link of relationship `slot`, loading it from the store
+    /// (stored side from the record, the other side from the store's index).
+    func link(of object: ManagedObject, slot: Int) -> Link {
+        object.fulfill()
+        let entity = object.entity
+        let index = slot - entity.attributes.count
+        if let link = object.links[index] { return link }
+        let relationship = entity.relationships[index]
+        let loaded = committedLink(of: object, relationship: relationship, slot: slot)
+        object.links[index] = loaded
+        object.committedLinks[index] = loaded
+        return loaded
+    }
+
+    private func committedLink(of object: ManagedObject, relationship: ResolvedRelationship, slot: Int) -> Link {
+        var ids: [ObjectID] = []
+        if relationship.isStored {
+            if let record = store.record(object.objectID) {
+                ids = CommittedState.targets(record.values[slot]).map { store.id(relationship.destination, $0) }
+            }
+        } else if let destination = store.model.entitiesByName[relationship.destination] {
+            let inverseSlot = destination.attributes.count + relationship.inverseIndex
+            ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.objectID.key).sorted().map { store.id(destination.name, $0) }
+        }
+        // Objects deleted in this context are gone from its relationships.
+        ids = ids.filter { deletedObjects[$0] == nil }
+        return relationship.isToMany ? .many(Set(ids)) : .one(ids.first)
+    }
+
+    func setRelationship(of object: ManagedObject, index: Int, to value: Any?) throws(LogStoreError) {
+        let relationship = object.entity.relationships[index]
+        if relationship.isToMany {
+            guard let value else {
+                try setMany(of: object, index: index, to: [])
+                return
+            }
+            guard let set = Self.objectSet(value) else {
+                throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) is to-many: give it a Set of \(relationship.destination) objects, not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
+            }
+            try setMany(of: object, index: index, to: set)
+        } else {
+            let target = try related(value, for: object, relationship)
+            try setOne(of: object, index: index, to: target)
+        }
+    }
+
+    func addToMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
+        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
+        }
+        let checked = try related(target, for: object, object.entity.relationships[index])
+        var current = link(of: object, slot: object.entity.attributes.count + index).targets
+        guard let checked, current.insert(checked.objectID).inserted else { return }
+        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+    }
+
+    func removeFromMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
+        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
+        }
+        var current = link(of: object, slot: object.entity.attributes.count + index).targets
+        guard current.remove(target.objectID) != nil else { return }
+        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+    }
+
+    // MARK: - Relationship maintenance
+
+    private static func objectSet(_ value: Any) -> Set<ManagedObject>? {
+        if let set = value as? Set<ManagedObject> { return set }
+        if let array = value as? [ManagedObject] { return Set(array) }
+        if let set = value as? any Collection, let objects = set.map({ $0 as? ManagedObject }) as [ManagedObject?]?, !objects.contains(where: { $0 == nil }) {
+            return Set(objects.compactMap { $0 })
+        }
+        return nil
+    }
+
+    /// `value` as an object that may be the target of `relationship`.
+    private func related(_ value: Any?, for object: ManagedObject, _ relationship: ResolvedRelationship) throws(LogStoreError) -> ManagedObject? {
+        guard let value else { return nil }
+        guard let target = value as? ManagedObject else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
+        }
+        guard target.entity.name == relationship.destination else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(target.entity.name)", entity: object.entity.name, attribute: relationship.name)
+        }
+        try checkOwned(target)
+        guard !target.isDeleted else {
+            throw LogStoreError(.objectNotFound, "\(target.objectID) was deleted; it cannot be the \(relationship.name) of \(object.objectID)", entity: object.entity.name, attribute: relationship.name)
+        }
+        return target
+    }
+
+    private func checkOwned(_ object: ManagedObject) throws(LogStoreError) {
+        guard object.managedObjectContext === self, registered[object.objectID] === object || object.isDeleted else {
+            throw LogStoreError(.wrongContext, "\(object.objectID) belongs to another context; pass its objectID and use object(with:) in this one", entity: object.entity.name)
+        }
+    }
+
+    private func setOne(of object: ManagedObject, index: Int, to target: ManagedObject?) throws(LogStoreError) {
+        let slot = object.entity.attributes.count + index
+        let old = link(of: object, slot: slot)
+        guard old != .one(target?.objectID) else { return }
+        let relationship = object.entity.relationships[index]
+        if case .one(let previous?) = old { try detach(object, fromInverseOf: relationship, target: previous) }
+        object.links[index] = .one(target?.objectID)
+        markChanged(object, slot: slot)
+        if let target { try attach(object, toInverseOf: relationship, target: target) }
+    }
+
+    private func setMany(of object: ManagedObject, index: Int, to targets: Set<ManagedObject>) throws(LogStoreError) {
+        let relationship = object.entity.relationships[index]
+        var checked: Set<ObjectID> = []
+        for target in targets { if let target = try related(target, for: object, relationship) { checked.insert(target.objectID) } }
+        let slot = object.entity.attributes.count + index
+        let old = link(of: object, slot: slot).targets
+        guard old != checked else { return }
+        for removed in old.subtracting(checked) { try detach(object, fromInverseOf: relationship, target: removed) }
+        object.links[index] = .many(checked)
+        markChanged(object, slot: slot)
+        for added in checked.subtracting(old) { try attach(object, toInverseOf: relationship, target: try self.object(with: added)) }
+    }
+
+    /// Makes `target`'s inverse of `relationship` include `object`.
+    private func attach(_ object: ManagedObject, toInverseOf relationship: ResolvedRelationship, target: ManagedObject) throws(LogStoreError) {
+        let inverseIndex = relationship.inverseIndex
+        let inverse = target.entity.relationships[inverseIndex]
+        let slot = target.entity.attributes.count + inverseIndex
+        let current = link(of: target, slot: slot)
+        if inverse.isToMany {
+            var ids = current.targets
+            guard ids.insert(object.objectID).inserted else { return }
+            target.links[inverseIndex] = .many(ids)
+        } else {
+            guard current != .one(object.objectID) else { return }
+            // The target's previous partner loses it (one-to-one, or moving a child).
+            if case .one(let previous?) = current, previous != object.objectID {
+                let previousObject = try self.object(with: previous)
+                let back = target.entity.relationships[inverseIndex]
+                let backSlot = previousObject.entity.attributes.count + back.inverseIndex
+                switch link(of: previousObject, slot: backSlot) {
+                case .one: previousObject.links[back.inverseIndex] = .one(nil)
+                case .many(var ids): ids.remove(target.objectID); previousObject.links[back.inverseIndex] = .many(ids)
+                }
+                markChanged(previousObject, slot: backSlot)
+            }
+            target.links[inverseIndex] = .one(object.objectID)
+        }
+        markChanged(target, slot: slot)
+    }
+
+    /// Removes `object` from the inverse of `relationship` on the object `target`.
+    private func detach(_ object: ManagedObject, fromInverseOf relationship: ResolvedRelationship, target id: ObjectID) throws(LogStoreError) {
+        let target = try self.object(with: id)
+        guard !target.isDeleted || deletedObjects[id] != nil else { return }
+        let inverseIndex = relationship.inverseIndex
+        let slot = target.entity.attributes.count + inverseIndex
+        switch link(of: target, slot: slot) {
+        case .one(let current):
+            guard current == object.objectID else { return }
+            target.links[inverseIndex] = .one(nil)
+        case .many(var ids):
+            guard ids.remove(object.objectID) != nil else { return }
+            target.links[inverseIndex] = .many(ids)
+        }
+        markChanged(target, slot: slot)
+    }
+
+    // MARK: - Validation and the pending save
+
+    private func validate() throws(LogStoreError) {
+        var problems = misuse
+        for object in insertedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
+            problems += ObjectValidation.problems(of: object, context: self)
+            do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
+        }
+        for object in changedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where object.isUpdated {
+            problems += ObjectValidation.problems(of: object, context: self)
+            do throws(LogStoreError) { try object.validateForUpdate() } catch { problems.append(error) }
+        }
+        for object in deletedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.definition.deleteRule == .deny {
+                let remaining = link(of: object, slot: object.entity.attributes.count + index).targets.filter { deletedObjects[$0] == nil }
+                if !remaining.isEmpty {
+                    problems.append(LogStoreError(.validationFailed, "\(object.entity.name) \(object.objectID) cannot be deleted while its \(relationship.name) holds \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule deny)", entity: object.entity.name, attribute: relationship.name))
+                }
+            }
+            do throws(LogStoreError) { try object.validateForDelete() } catch { problems.append(error) }
+        }
+        guard problems.isEmpty else {
+            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
+            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
+        }
+    }
+
+    /// The save as slot changes: inserts with every value, updates with the
+    /// changed slots, deletes of saved objects.
+    private func pendingSave() throws(LogStoreError) -> PendingSave {
+        var changes: [SlotChange] = []
+        var versions: [ObjectID: UInt64] = [:]
+        var problems: [LogStoreError] = []
+        func stored(_ object: ManagedObject, _ slot: Int) -> StoredValue {
+            let entity = object.entity
+            if slot < entity.attributes.count {
+                guard let value = object.values[slot] else { return .null }
+                do throws(LogStoreError) {
+                    if let stored = try entity.attributes[slot].type.stored(value) { return stored }
+                    problems.append(LogStoreError(.wrongType, "\(entity.name).\(entity.attributes[slot].name) cannot hold a \(type(of: value))", entity: entity.name, attribute: entity.attributes[slot].name))
+                } catch {
+                    problems.append(LogStoreError(error.kind, "\(entity.name).\(entity.attributes[slot].name): \(error.message)", entity: entity.name, attribute: entity.attributes[slot].name))
+                }
+                return .null
+            }
+            let index = slot - entity.attributes.count
+            let relationship = entity.relationships[index]
+            guard relationship.isStored else { return .null }
+            let targets = link(of: object, slot: slot).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }.sorted()
+            return relationship.isToMany ? .references(targets) : (targets.first.map(StoredValue.reference) ?? .null)
+        }
+        for object in insertedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
+            let slotCount = object.entity.attributes.count + object.entity.relationships.count
+            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: (0..<slotCount).map { stored(object, $0) }))
+        }
+        for object in changedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where object.isUpdated {
+            let entity = object.entity
+            let slots = object.changedSlots.sorted().filter { slot in
+                slot < entity.attributes.count ? !entity.attributes[slot].isTransient : entity.relationships[slot - entity.attributes.count].isStored
+            }
+            guard !slots.isEmpty else { continue }
+            changes.append(.update(entity: entity, key: object.objectID.key, slots: slots.map { ($0, stored(object, $0)) }))
+            if let version = object.version { versions[object.objectID] = version }
+        }
+        for object in deletedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where !object.isInserted {
+            changes.append(.delete(entity: object.entity, key: object.objectID.key))
+            if let version = object.version { versions[object.objectID] = version }
+        }
+        guard problems.isEmpty else {
+            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
+            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
+        }
+        return PendingSave(changes: changes, expectedVersions: versions)
+    }
+
+    private func didSave(_ changes: StoreChanges) {
+        for object in deletedObjects.values {
+            registered[object.objectID] = nil
+        }
+        for object in insertedObjects.values {
+            object.isInserted = false
+        }
+        for object in Array(insertedObjects.values) + Array(changedObjects.values) where !object.isDeleted {
+            object.committedValues = object.values
+            object.committedLinks = object.links
+            object.changedSlots = []
+            object.version = changes.sequence
+        }
+        insertedObjects = [:]
+        deletedObjects = [:]
+        changedObjects = [:]
+        misuse = []
+    }
+
+    /// Drops an object's unsaved changes: it becomes a fault again.
+    private func discardChanges(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        object.changedSlots = []
+        object.isDeleted = false
+        object.isFault = true
+        object.links = []
+        changedObjects[object.objectID] = nil
+        deletedObjects[object.objectID] = nil
+    }
+}

@@ -1,0 +1,76 @@
+// The model's rules, checked against one object at save time.
+
+import Foundation
+
+/// Checks an object against its entity's rules, collecting every problem.
+enum ObjectValidation {
+    static func problems(of object: ManagedObject, context: ObjectContext) -> [LogStoreError] {
+        object.fulfill()
+        let entity = object.entity
+        var problems: [LogStoreError] = []
+        func fail(_ key: String, _ rule: String) {
+            problems.append(LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key))
+        }
+        for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+            guard let value = object.values[index] else {
+                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
+                continue
+            }
+            if case .transformable = attribute.type { continue }
+            guard let stored = try? attribute.type.stored(value) else {
+                fail(attribute.name, "holds a \(type(of: value)), not a \(attribute.type)")
+                continue
+            }
+            for rule in attribute.rules where !satisfies(stored, rule) {
+                fail(attribute.name, "breaks the rule \"\(rule)\"")
+            }
+        }
+        for (index, relationship) in entity.relationships.enumerated() {
+            let targets = context.link(of: object, slot: entity.attributes.count + index).targets
+            let definition = relationship.definition
+            if !relationship.isToMany && !definition.isOptional && targets.isEmpty {
+                fail(relationship.name, "is required but is empty")
+            }
+            if let minimum = definition.minimumCount, relationship.isToMany, targets.count < minimum {
+                fail(relationship.name, "holds \(targets.count) objects, fewer than the minimum of \(minimum)")
+            }
+            if let maximum = definition.maximumCount, relationship.isToMany, targets.count > maximum {
+                fail(relationship.name, "holds \(targets.count) objects, more than the maximum of \(maximum)")
+            }
+        }
+        return problems
+    }
+
+    static func satisfies(_ value: StoredValue, _ rule: ValidationRule) -> Bool {
+        switch rule {
+        case .minimum(let minimum): return AttributeType.number(value).map { $0 >= minimum } ?? true
+        case .maximum(let maximum): return AttributeType.number(value).map { $0 <= maximum } ?? true
+        case .earliest(let date):
+            if case .date(let value) = value { return value >= date }
+            return true
+        case .latest(let date):
+            if case .date(let value) = value { return value <= date }
+            return true
+        case .minimumLength(let count):
+            if case .string(let text) = value { return text.count >= count }
+            return true
+        case .maximumLength(let count):
+            if case .string(let text) = value { return text.count <= count }
+            return true
+        case .pattern(let pattern):
+            guard case .string(let text) = value else { return true }
+            guard let regex = try? Regex(pattern) else { return false }
+            return (try? regex.wholeMatch(in: text)) != nil
+        case .allowedStrings(let allowed):
+            if case .string(let text) = value { return allowed.contains(text) }
+            return true
+        case .allowedIntegers(let allowed):
+            switch value {
+            case .int16(let number): return allowed.contains(Int64(number))
+            case .int32(let number): return allowed.contains(Int64(number))
+            case .int64(let number): return allowed.contains(number)
+            default: return true
+            }
+        }
+    }
+}

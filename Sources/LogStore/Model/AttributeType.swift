@@ -1,0 +1,113 @@
+// The attribute types a model can declare, and how each maps to a stored value.
+
+import Foundation
+
+/// The type of an attribute, as Core Data's `NSAttributeType` names them.
+///
+/// Each type has one Swift type for its values, which ``ManagedObject``
+/// reads and writes: `String`, `Bool`, `Int16`, `Int32`, `Int64`, `Double`,
+/// `Float`, `Date`, `Data`, `UUID`, `URL`, `Decimal`, or, for
+/// ``transformable(_:)``, whatever the named ``StoreValueTransformer`` accepts.
+public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
+    case string, bool, int16, int32, int64, double, float, date, data, uuid, url, decimal
+    /// A value of the app's own type, turned into `Data` and back by the
+    /// transformer registered under this name (``ValueTransformers``).
+    case transformable(String)
+
+    public var description: String {
+        switch self {
+        case .string: "String"
+        case .bool: "Bool"
+        case .int16: "Int16"
+        case .int32: "Int32"
+        case .int64: "Int64"
+        case .double: "Double"
+        case .float: "Float"
+        case .date: "Date"
+        case .data: "Data"
+        case .uuid: "UUID"
+        case .url: "URL"
+        case .decimal: "Decimal"
+        case .transformable(let name): "transformable(\(name))"
+        }
+    }
+
+    /// The value as stored in a record, or nil when `value` is not of this
+    /// type. Integers of another width are accepted when they fit, so that
+    /// `item["valueInDollars"] = 60` works for an Int32 attribute.
+    func stored(_ value: Any) throws(LogStoreError) -> StoredValue? {
+        switch self {
+        case .string: return (value as? String).map(StoredValue.string)
+        case .bool: return (value as? Bool).map(StoredValue.bool)
+        case .int16: return Self.integer(value).flatMap(Int16.init(exactly:)).map(StoredValue.int16)
+        case .int32: return Self.integer(value).flatMap(Int32.init(exactly:)).map(StoredValue.int32)
+        case .int64: return Self.integer(value).map(StoredValue.int64)
+        case .double:
+            if let double = value as? Double { return .double(double) }
+            if let float = value as? Float { return .double(Double(float)) }
+            return Self.integer(value).map { .double(Double($0)) }
+        case .float:
+            if let float = value as? Float { return .float(float) }
+            if let double = value as? Double { return .float(Float(double)) }
+            return Self.integer(value).map { .float(Float($0)) }
+        case .date: return (value as? Date).map(StoredValue.date)
+        case .data: return (value as? Data).map(StoredValue.data)
+        case .uuid: return (value as? UUID).map(StoredValue.uuid)
+        case .url: return (value as? URL).map { .string($0.absoluteString) }
+        case .decimal: return (value as? Decimal).map { .string($0.description) }
+        case .transformable(let name):
+            return .data(try ValueTransformers.transformer(named: name).transformedValue(value))
+        }
+    }
+
+    /// The Swift value of a stored value (nil for `.null`).
+    func value(_ stored: StoredValue) throws(LogStoreError) -> Any? {
+        switch (self, stored) {
+        case (_, .null): return nil
+        case (.url, .string(let text)): return URL(string: text)
+        case (.decimal, .string(let text)): return Decimal(string: text)
+        case (.transformable(let name), .data(let data)):
+            return try ValueTransformers.transformer(named: name).reverseTransformedValue(data)
+        case (_, .string(let value)): return value
+        case (_, .bool(let value)): return value
+        case (_, .int16(let value)): return value
+        case (_, .int32(let value)): return value
+        case (_, .int64(let value)): return value
+        case (_, .double(let value)): return value
+        case (_, .float(let value)): return value
+        case (_, .date(let value)): return value
+        case (_, .data(let value)): return value
+        case (_, .uuid(let value)): return value
+        case (_, .reference), (_, .references): return nil
+        }
+    }
+
+    /// A number, for the min/max rules; nil for non-numeric types.
+    static func number(_ stored: StoredValue) -> Double? {
+        switch stored {
+        case .int16(let value): Double(value)
+        case .int32(let value): Double(value)
+        case .int64(let value): Double(value)
+        case .double(let value): value
+        case .float(let value): Double(value)
+        case .date(let value): value.timeIntervalSinceReferenceDate
+        default: nil
+        }
+    }
+
+    private static func integer(_ value: Any) -> Int64? {
+        switch value {
+        case let value as Int: Int64(value)
+        case let value as Int64: value
+        case let value as Int32: Int64(value)
+        case let value as Int16: Int64(value)
+        case let value as Int8: Int64(value)
+        case let value as UInt8: Int64(value)
+        case let value as UInt16: Int64(value)
+        case let value as UInt32: Int64(value)
+        case let value as UInt: Int64(exactly: value)
+        case let value as UInt64: Int64(exactly: value)
+        default: nil
+        }
+    }
+}

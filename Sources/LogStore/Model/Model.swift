@@ -1,0 +1,162 @@
+// The model: every entity, checked as a whole when it is built.
+
+import Foundation
+
+/// What a name on an entity refers to.
+enum Property {
+    case attribute(Int)
+    case relationship(Int)
+    case derived(DerivedAttribute)
+}
+
+/// A relationship with its inverse resolved.
+struct ResolvedRelationship: Sendable {
+    var definition: Relationship
+    /// The entity on the other side.
+    var destination: String
+    /// Where the inverse sits in the destination's relationships.
+    var inverseIndex: Int
+    /// Whether this side is written to the journal. One side of each pair
+    /// is: the to-one side of a one-to-many, otherwise the side whose
+    /// "Entity.name" sorts first. The other side is derived from it, so
+    /// adding one object to a large to-many writes one reference, not the list.
+    var isStored: Bool
+
+    var name: String { definition.name }
+    var isToMany: Bool { definition.isToMany }
+}
+
+/// An entity with its names resolved, shared by every context of a store.
+public final class EntityDescription: Sendable, CustomStringConvertible {
+    public let name: String
+    public let objectClass: ManagedObject.Type
+    public let attributes: [Attribute]
+    let relationships: [ResolvedRelationship]
+    let derived: [String: DerivedAttribute]
+    let properties: [String: Property]
+    /// Attribute default values, as stored values (`.null` when none).
+    let defaults: [StoredValue]
+
+    init(_ entity: Entity, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
+        name = entity.name
+        objectClass = entity.objectClass
+        attributes = entity.attributes
+        self.relationships = relationships
+        self.defaults = defaults
+        derived = Dictionary(entity.derivedAttributes.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var properties: [String: Property] = [:]
+        for (index, attribute) in entity.attributes.enumerated() { properties[attribute.name] = .attribute(index) }
+        for (index, relationship) in relationships.enumerated() { properties[relationship.name] = .relationship(index) }
+        for derived in entity.derivedAttributes { properties[derived.name] = .derived(derived) }
+        self.properties = properties
+    }
+
+    public var description: String { name }
+
+    /// The names of every attribute and relationship, for error messages.
+    var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) + derived.keys.sorted() }
+}
+
+/// The entities of a store: Core Data's `NSManagedObjectModel`.
+///
+/// Building a model checks it as a whole and reports every mistake at once
+/// (`.invalidModel`, each mistake in ``LogStoreError/details``): duplicate
+/// names, an unknown destination, a missing or mismatched inverse, a default
+/// value of the wrong type.
+///
+/// ```swift
+/// let model = try Model {
+///     Entity("Item", Item.self) { … }
+///     Entity("AssetType") { … }
+/// }
+/// ```
+public final class Model: Sendable {
+    public let entities: [EntityDescription]
+    let entitiesByName: [String: EntityDescription]
+
+    public convenience init(@ModelBuilder _ entities: () -> [Entity]) throws(LogStoreError) {
+        try self.init(entities: entities())
+    }
+
+    public init(entities: [Entity]) throws(LogStoreError) {
+        var problems: [LogStoreError] = []
+        func problem(_ entity: String, _ property: String?, _ message: String) {
+            problems.append(LogStoreError(.invalidModel, message, entity: entity, attribute: property))
+        }
+        var byName: [String: Entity] = [:]
+        for entity in entities {
+            if entity.name.isEmpty || entity.name.hasPrefix("__") {
+                problem(entity.name, nil, "entity name \"\(entity.name)\" is empty or starts with \"__\", which LogStore reserves")
+            }
+            if byName[entity.name] != nil { problem(entity.name, nil, "two entities are named \(entity.name)") }
+            byName[entity.name] = entity
+            var seen: Set<String> = []
+            let names = entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.derivedAttributes.map(\.name)
+            for name in names {
+                if name.isEmpty { problem(entity.name, name, "\(entity.name) has a property with an empty name") }
+                if !seen.insert(name).inserted { problem(entity.name, name, "\(entity.name) has two properties named \(name)") }
+            }
+        }
+        var resolved: [String: [ResolvedRelationship]] = [:]
+        var defaults: [String: [StoredValue]] = [:]
+        for entity in entities {
+            defaults[entity.name] = entity.attributes.map { attribute in
+                guard let value = attribute.defaultValue else { return .null }
+                if case .transformable = attribute.type { return .null }  // converted when an object is made
+                do throws(LogStoreError) {
+                    if let stored = try attribute.type.stored(value) { return stored }
+                } catch {}
+                problem(entity.name, attribute.name, "the default value of \(entity.name).\(attribute.name) is a \(type(of: value)), not a \(attribute.type)")
+                return .null
+            }
+            resolved[entity.name] = entity.relationships.map { relationship in
+                let fallback = ResolvedRelationship(definition: relationship, destination: relationship.destination, inverseIndex: 0, isStored: true)
+                guard let destination = byName[relationship.destination] else {
+                    problem(entity.name, relationship.name, "\(entity.name).\(relationship.name) points to \(relationship.destination), which the model does not have")
+                    return fallback
+                }
+                guard let inverseIndex = destination.relationships.firstIndex(where: { $0.name == relationship.inverse }) else {
+                    problem(entity.name, relationship.name, "\(entity.name).\(relationship.name) names the inverse \(relationship.destination).\(relationship.inverse), which does not exist; add it")
+                    return fallback
+                }
+                let inverse = destination.relationships[inverseIndex]
+                guard inverse.destination == entity.name, inverse.inverse == relationship.name else {
+                    problem(entity.name, relationship.name, "\(entity.name).\(relationship.name) and \(destination.name).\(inverse.name) are not each other's inverse: \(destination.name).\(inverse.name) points to \(inverse.destination).\(inverse.inverse)")
+                    return fallback
+                }
+                let isStored: Bool
+                if relationship.isToMany != inverse.isToMany {
+                    isStored = !relationship.isToMany
+                } else {
+                    isStored = "\(entity.name).\(relationship.name)" <= "\(destination.name).\(inverse.name)"
+                }
+                return ResolvedRelationship(definition: relationship, destination: destination.name, inverseIndex: inverseIndex, isStored: isStored)
+            }
+        }
+        guard problems.isEmpty else {
+            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
+            throw LogStoreError(.invalidModel, "the model has \(problems.count) mistake\(problems.count == 1 ? "" : "s"):\n\(list)", details: problems)
+        }
+        self.entities = entities.map { EntityDescription($0, relationships: resolved[$0.name] ?? [], defaults: defaults[$0.name] ?? []) }
+        entitiesByName = Dictionary(uniqueKeysWithValues: self.entities.map { ($0.name, $0) })
+    }
+
+    /// The entity named `name`.
+    public func entity(named name: String) throws(LogStoreError) -> EntityDescription {
+        guard let entity = entitiesByName[name] else {
+            throw LogStoreError(.unknownEntity, "the model has no entity named \(name); it has \(entities.map(\.name).joined(separator: ", "))", entity: name)
+        }
+        return entity
+    }
+
+    /// The entity whose objects are of class `type`.
+    func entity(for type: ManagedObject.Type) throws(LogStoreError) -> EntityDescription {
+        let matches = entities.filter { $0.objectClass == type }
+        guard matches.count == 1, let entity = matches.first else {
+            throw LogStoreError(.unknownEntity, matches.isEmpty
+                ? "no entity of the model uses the class \(type); pass it to Entity(_:_:)"
+                : "several entities use the class \(type); insert by entity name instead", entity: "\(type)")
+        }
+        return entity
+    }
+}

@@ -1,0 +1,109 @@
+// The store's committed state: every live record's values, by ID.
+
+/// One live record: its stored values in the entity's slot order
+/// (attributes, then relationships), and the sequence number of the save
+/// that last changed it, its version for optimistic locking.
+struct Record: Sendable {
+    var values: [StoredValue]
+    var version: UInt64
+}
+
+/// A record change with names resolved to the model's slots.
+enum SlotChange: Sendable {
+    case insert(entity: EntityDescription, key: UInt64, values: [StoredValue])
+    case update(entity: EntityDescription, key: UInt64, slots: [(Int, StoredValue)])
+    case delete(entity: EntityDescription, key: UInt64)
+
+    var entity: EntityDescription {
+        switch self {
+        case .insert(let entity, _, _), .update(let entity, _, _), .delete(let entity, _): entity
+        }
+    }
+
+    var key: UInt64 {
+        switch self {
+        case .insert(_, let key, _), .update(_, let key, _), .delete(_, let key): key
+        }
+    }
+}
+
+/// Every live record, reachable by entity and key in constant time, and the
+/// reverse of each stored relationship (which records point at a target),
+/// from which the side that is not stored is read.
+struct CommittedState: Sendable {
+    private(set) var records: [String: [UInt64: Record]] = [:]
+    /// entity of the stored side → relationship slot → target key → source keys.
+    private var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
+    private var nextKeys: [String: UInt64] = [:]
+    let model: Model
+
+    init(model: Model) { self.model = model }
+
+    func record(_ entity: String, _ key: UInt64) -> Record? { records[entity]?[key] }
+
+    func keys(of entity: String) -> [UInt64] { (records[entity]?.keys).map { $0.sorted() } ?? [] }
+
+    func count(of entity: String) -> Int { records[entity]?.count ?? 0 }
+
+    /// The keys of `source` records whose stored relationship `slot` points at `target`.
+    func pointers(from source: String, slot: Int, to target: UInt64) -> Set<UInt64> {
+        pointers[source]?[slot]?[target] ?? []
+    }
+
+    /// A key never used by `entity` (nor given out before).
+    mutating func allocateKey(for entity: String) -> UInt64 {
+        let key = nextKeys[entity, default: 1]
+        nextKeys[entity] = key + 1
+        return key
+    }
+
+    mutating func apply(_ change: SlotChange, version: UInt64) {
+        let entity = change.entity
+        let key = change.key
+        nextKeys[entity.name] = max(nextKeys[entity.name, default: 1], key + 1)
+        let slotCount = entity.attributes.count + entity.relationships.count
+        switch change {
+        case .insert(_, _, var values):
+            if values.count < slotCount { values += Array(repeating: .null, count: slotCount - values.count) }
+            if let old = records[entity.name]?[key] { unindex(entity, key, old.values) }
+            records[entity.name, default: [:]][key] = Record(values: values, version: version)
+            index(entity, key, values)
+        case .update(_, _, let slots):
+            guard var record = records[entity.name]?[key] else { return }
+            unindex(entity, key, record.values)
+            for (slot, value) in slots where slot < record.values.count { record.values[slot] = value }
+            record.version = version
+            records[entity.name]?[key] = record
+            index(entity, key, record.values)
+        case .delete:
+            guard let old = records[entity.name]?.removeValue(forKey: key) else { return }
+            unindex(entity, key, old.values)
+        }
+    }
+
+    private mutating func index(_ entity: EntityDescription, _ key: UInt64, _ values: [StoredValue]) {
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
+            let slot = entity.attributes.count + index
+            for target in Self.targets(values[slot]) {
+                pointers[entity.name, default: [:]][slot, default: [:]][target, default: []].insert(key)
+            }
+        }
+    }
+
+    private mutating func unindex(_ entity: EntityDescription, _ key: UInt64, _ values: [StoredValue]) {
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
+            let slot = entity.attributes.count + index
+            for target in Self.targets(values[slot]) {
+                pointers[entity.name]?[slot]?[target]?.remove(key)
+            }
+        }
+    }
+
+    static func targets(_ value: StoredValue) -> [UInt64] {
+        switch value {
+        case .reference(let id): [id.key]
+        case .references(let ids): ids.map(\.key)
+        default: []
+        }
+    }
+}

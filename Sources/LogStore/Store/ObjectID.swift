@@ -1,0 +1,45 @@
+// Object IDs: the only thing that crosses from one context to another.
+
+import Foundation
+
+/// The permanent identity of an object: its store, entity and key.
+///
+/// IDs are `Sendable` values: hand them between contexts and threads, and
+/// turn them into a context's own objects with ``ObjectContext/object(with:)``.
+/// Keys are assigned when an object is inserted and never reused, so an ID
+/// is permanent from the start (Core Data's temporary IDs do not exist here).
+///
+/// The URI form `logstore://STORE-UUID/Entity/pKEY` round-trips through a string.
+public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let storeID: UUID
+    public let entityName: String
+    public let key: UInt64
+
+    init(storeID: UUID, entityName: String, key: UInt64) {
+        self.storeID = storeID
+        self.entityName = entityName
+        self.key = key
+    }
+
+    /// `logstore://STORE-UUID/Entity/pKEY`.
+    public var uriRepresentation: URL {
+        // Entity names are validated identifiers-ish strings; percent-encode anyway.
+        let entity = entityName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? entityName
+        return URL(string: "logstore://\(storeID.uuidString)/\(entity)/p\(key)")!
+    }
+
+    /// Parses a URI made by ``uriRepresentation``; nil for anything else.
+    public init?(uriRepresentation uri: URL) {
+        guard uri.scheme == "logstore", let host = uri.host, let storeID = UUID(uuidString: host) else { return nil }
+        let parts = uri.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[1].first == "p", let key = UInt64(parts[1].dropFirst()),
+              let entity = String(parts[0]).removingPercentEncoding, !entity.isEmpty else { return nil }
+        self.init(storeID: storeID, entityName: entity, key: key)
+    }
+
+    public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        (lhs.storeID.uuidString, lhs.entityName, lhs.key) < (rhs.storeID.uuidString, rhs.entityName, rhs.key)
+    }
+
+    public var description: String { "\(entityName)/p\(key)" }
+}

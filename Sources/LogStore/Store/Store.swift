@@ -1,0 +1,280 @@
+// The store: one file, its model, and the committed state every context reads.
+
+import Foundation
+import Synchronization
+
+/// A pending save as the store receives it from a context.
+struct PendingSave: Sendable {
+    var changes: [SlotChange]
+    /// The version each updated or deleted record had when the context
+    /// loaded it; a different version in the store is a conflict.
+    var expectedVersions: [ObjectID: UInt64]
+}
+
+/// What a save changed, as every context of the store is told.
+public struct StoreChanges: Sendable, Hashable {
+    public var inserted: Set<ObjectID>
+    public var updated: Set<ObjectID>
+    public var deleted: Set<ObjectID>
+    /// The journal sequence number of the save.
+    public var sequence: UInt64
+}
+
+/// Records changed by another save since a context loaded them.
+struct VersionConflict: Error {
+    var objects: [ObjectID]
+}
+
+/// A LogStore store: Core Data's persistent container and coordinator in one.
+///
+/// It opens one file, checks it against the model (recording a lightweight
+/// migration), rebuilds the committed state from the journal, and serializes
+/// saves: each save is one journal transaction, applied to the committed state
+/// only once it is durable, so no reader ever sees half a save.
+///
+/// ```swift
+/// let store = try Store(path: "inventory.logstore", model: model)
+/// let context = store.newContext()
+/// let item = try context.insert(Item.self)
+/// item.itemName = "Chair"
+/// try context.save()
+/// ```
+public final class Store: Sendable {
+    public let path: String
+    public let model: Model
+    public var storeID: UUID { journal.storeID }
+    /// What opening the file found at its end (see ``Journal/recovery``).
+    public var recovery: RecoveryReport { journal.recovery }
+
+    let journal: Journal
+    private let state: Mutex<CommittedState>
+    /// Held for a whole save, so version checks and appends never interleave.
+    private let writeLock = Mutex<Void>(())
+    private let observers = Mutex<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
+    private let nextObserver = Atomic<UInt64>(1)
+    private let symbols: Mutex<[String: Symbol]>
+    private let mainContextBox = MainContextBox()
+
+    static let schemaEntity = "__Schema"
+    static let schemaAttribute = "definition"
+
+    /// Opens (creating if needed) the store at `path` for `model`.
+    ///
+    /// - Throws: `.modelMismatch` listing every difference when the file was
+    ///   written with a model this one cannot migrate to; `.transformerFailed`
+    ///   when a transformable attribute names no registered transformer; any
+    ///   error of ``Journal/init(path:options:)``.
+    public init(path: String, model: Model, options: JournalOptions = JournalOptions()) throws(LogStoreError) {
+        for entity in model.entities {
+            for attribute in entity.attributes {
+                if case .transformable(let name) = attribute.type, !ValueTransformers.isRegistered(name) {
+                    throw LogStoreError(.transformerFailed, "\(entity.name).\(attribute.name) names the value transformer \"\(name)\", which is not registered; call ValueTransformers.register(_:named:) before opening \(path)", path: path, entity: entity.name, attribute: attribute.name)
+                }
+            }
+        }
+        let journal = try Journal(path: path, options: options)
+        var state = CommittedState(model: model)
+        var storedSchema: StoredSchema?
+        do throws(LogStoreError) {
+            try journal.forEachTransaction { transaction in
+                for change in transaction.changes {
+                    if journal.name(of: change.recordID.entity) == Store.schemaEntity {
+                        if case .insert(_, let fields) = change, case .data(let data)? = fields.first?.value { storedSchema = try? StoredSchema.decode(data, path: path) }
+                        if case .update(_, let fields) = change, case .data(let data)? = fields.first?.value { storedSchema = try? StoredSchema.decode(data, path: path) }
+                        continue
+                    }
+                    if let slotChange = Store.resolve(change, model: model, journal: journal) {
+                        state.apply(slotChange, version: transaction.sequence)
+                    }
+                }
+            }
+        } catch {
+            journal.close()
+            throw error
+        }
+        self.path = path
+        self.model = model
+        self.journal = journal
+        self.state = Mutex(state)
+        self.symbols = Mutex([:])
+
+        let schema = StoredSchema(model)
+        if let storedSchema {
+            let differences = storedSchema.differences(to: schema)
+            guard differences.isEmpty else {
+                journal.close()
+                let list = differences.map { "- \($0)" }.joined(separator: "\n")
+                throw LogStoreError(.modelMismatch, "\(path) was written with a model this one cannot open without losing data (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n\(list)\nOpen it with the model it was written with, or migrate it by hand.", path: path)
+            }
+        }
+        if storedSchema != schema, options.access == .readWrite {
+            // A new store, or a lightweight migration: record the model.
+            let id = RecordID(entity: journal.symbol(for: Store.schemaEntity), key: 1)
+            let field = Field(journal.symbol(for: Store.schemaAttribute), .data(schema.encoded()))
+            do throws(LogStoreError) {
+                try journal.append([storedSchema == nil ? .insert(id, [field]) : .update(id, [field])])
+            } catch {
+                journal.close()
+                throw error
+            }
+        }
+    }
+
+    deinit { journal.close() }
+
+    /// Closes the file. Saves after this fail with `.closed`.
+    public func close() { journal.close() }
+
+    // MARK: - Contexts
+
+    /// The context for the main actor: use it for the UI, and turn IDs from
+    /// background contexts into its objects.
+    @MainActor public var mainContext: ObjectContext { mainContextBox.context(for: self) }
+
+    /// A new context confined to the caller's isolation domain: Swift 6 keeps
+    /// it, and its objects, from crossing to another thread.
+    public func newContext() -> ObjectContext { ObjectContext(store: self) }
+
+    /// A new context with its own serial queue, used through `perform`.
+    public func newBackgroundContext() -> BackgroundContext { BackgroundContext(store: self) }
+
+    /// Calls `handler` after every save, with what it changed, on the saving
+    /// thread. Contexts merge such changes when asked (``ObjectContext/mergeChanges(from:)``).
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (StoreChanges) -> Void) -> UInt64 {
+        let token = nextObserver.wrappingAdd(1, ordering: .relaxed).oldValue
+        observers.withLock { $0[token] = handler }
+        return token
+    }
+
+    /// Stops calling the handler registered under `token`.
+    public func removeObserver(_ token: UInt64) { _ = observers.withLock { $0.removeValue(forKey: token) } }
+
+    // MARK: - Reading committed state
+
+    func record(_ id: ObjectID) -> Record? { state.withLock { $0.record(id.entityName, id.key) } }
+
+    func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
+
+    func count(of entity: String) -> Int { state.withLock { $0.count(of: entity) } }
+
+    func pointers(from source: String, slot: Int, to target: UInt64) -> Set<UInt64> {
+        state.withLock { $0.pointers(from: source, slot: slot, to: target) }
+    }
+
+    func allocateKey(for entity: String) -> UInt64 { state.withLock { $0.allocateKey(for: entity) } }
+
+    func id(_ entity: String, _ key: UInt64) -> ObjectID { ObjectID(storeID: storeID, entityName: entity, key: key) }
+
+    // MARK: - Saving
+
+    /// Writes `save` as one journal transaction and applies it. Throws
+    /// ``VersionConflict`` (nothing written) when a record changed since the
+    /// context loaded it, unless `ignoringVersions`.
+    func commit(_ save: PendingSave, ignoringVersions: Bool) throws -> StoreChanges {
+        let changes = try writeLock.withLock { _ throws -> StoreChanges in
+            if !ignoringVersions {
+                let conflicts = state.withLock { state in
+                    save.expectedVersions.filter { id, version in state.record(id.entityName, id.key)?.version != version }.map(\.key)
+                }
+                if !conflicts.isEmpty { throw VersionConflict(objects: conflicts.sorted()) }
+            }
+            let records = save.changes.map(record(for:))
+            let sequence = try journal.append(records)
+            var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+            state.withLock { state in
+                for change in save.changes {
+                    state.apply(change, version: sequence)
+                    let id = id(change.entity.name, change.key)
+                    switch change {
+                    case .insert: result.inserted.insert(id)
+                    case .update: result.updated.insert(id)
+                    case .delete: result.deleted.insert(id)
+                    }
+                }
+            }
+            return result
+        }
+        for handler in observers.withLock({ Array($0.values) }) { handler(changes) }
+        return changes
+    }
+
+    private func symbol(_ name: String) -> Symbol {
+        if let symbol = symbols.withLock({ $0[name] }) { return symbol }
+        let symbol = journal.symbol(for: name)
+        symbols.withLock { $0[name] = symbol }
+        return symbol
+    }
+
+    /// The journal's record change for a slot change: stored slots only.
+    private func record(for change: SlotChange) -> RecordChange {
+        let entity = change.entity
+        let id = RecordID(entity: symbol(entity.name), key: change.key)
+        func field(_ slot: Int, _ value: StoredValue) -> Field? {
+            if slot < entity.attributes.count {
+                let attribute = entity.attributes[slot]
+                return attribute.isTransient ? nil : Field(symbol(attribute.name), value)
+            }
+            let relationship = entity.relationships[slot - entity.attributes.count]
+            guard relationship.isStored else { return nil }
+            let target = symbol(relationship.destination)
+            let value: StoredValue = switch value {
+            case .reference(let ref): .reference(RecordID(entity: target, key: ref.key))
+            case .references(let refs): .references(refs.map { RecordID(entity: target, key: $0.key) })
+            default: value
+            }
+            return Field(symbol(relationship.name), value)
+        }
+        switch change {
+        case .insert(_, _, let values):
+            return .insert(id, values.enumerated().compactMap { field($0.offset, $0.element) })
+        case .update(_, _, let slots):
+            return .update(id, slots.compactMap { field($0.0, $0.1) })
+        case .delete:
+            return .delete(id)
+        }
+    }
+
+    /// A journal record change with names resolved against `model`; nil for
+    /// an entity the model does not have.
+    private static func resolve(_ change: RecordChange, model: Model, journal: Journal) -> SlotChange? {
+        guard let name = journal.name(of: change.recordID.entity), let entity = model.entitiesByName[name] else { return nil }
+        func slots(_ fields: [Field]) -> [(Int, StoredValue)] {
+            fields.compactMap { field -> (Int, StoredValue)? in
+                guard let attribute = journal.name(of: field.attribute) else { return nil }
+                switch entity.properties[attribute] {
+                case .attribute(let index): return (index, field.value)
+                case .relationship(let index): return (entity.attributes.count + index, field.value)
+                default: return nil
+                }
+            }
+        }
+        switch change {
+        case .insert(let id, let fields):
+            var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
+            for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }
+            // Attributes added by a migration since this record was written keep their defaults.
+            for (slot, value) in slots(fields) { values[slot] = value }
+            return .insert(entity: entity, key: id.key, values: values)
+        case .update(let id, let fields):
+            return .update(entity: entity, key: id.key, slots: slots(fields))
+        case .delete(let id):
+            return .delete(entity: entity, key: id.key)
+        }
+    }
+}
+
+/// Holds the main actor's context, made on first use.
+@MainActor
+final class MainContextBox: Sendable {
+    private var context: ObjectContext?
+
+    nonisolated init() {}
+
+    func context(for store: Store) -> ObjectContext {
+        if let context { return context }
+        let made = ObjectContext(store: store)
+        context = made
+        return made
+    }
+}
