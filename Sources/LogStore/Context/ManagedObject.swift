@@ -89,7 +89,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard !isInserted else { return [:] }
         fulfill()
         var result: [String: Any] = [:]
-        for (index, attribute) in entity.attributes.enumerated() { result[attribute.name] = committedValues[index] ?? Optional<Any>.none as Any }
+        for (index, attribute) in entity.attributes.enumerated() where index < committedValues.count {
+            result[attribute.name] = committedValues[index] ?? Optional<Any>.none as Any
+        }
         return result
     }
 
@@ -111,7 +113,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The value for `key`, or `.unknownKey`.
     public func value(forKey key: String) throws(LogStoreError) -> Any? {
         switch try property(key) {
-        case .attribute(let index): fulfill(); return values[index]
+        case .attribute(let index):
+            fulfill()
+            guard index < values.count else { throw released(key) }
+            return values[index]
         case .relationship(let index): return relatedObjects(entity.attributes.count + index)
         case .derived(let derived): return derived.compute(self)
         }
@@ -121,9 +126,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `.wrongContext` (a related object of another context), or
     /// `.objectNotFound` (this object was deleted and saved).
     public func setValue(_ value: Any?, forKey key: String) throws(LogStoreError) {
-        guard let context = managedObjectContext else {
-            throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) was changed after its context was released; keep the context alive while you use its objects", entity: entity.name, attribute: key)
-        }
+        guard let context = managedObjectContext else { throw released(key) }
         switch try property(key) {
         case .attribute(let index):
             let attribute = entity.attributes[index]
@@ -157,6 +160,12 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // MARK: - Internals
 
+    /// The error for using an object whose context is gone (objects hold
+    /// their context weakly, as Core Data's do).
+    func released(_ key: String) -> LogStoreError {
+        LogStoreError(.wrongContext, "\(entity.name) \(objectID) was used after its context was released, so \(key) cannot be read or written; keep the context alive while you use its objects", entity: entity.name, attribute: key)
+    }
+
     func property(_ key: String) throws(LogStoreError) -> Property {
         guard let property = entity.properties[key] else {
             throw LogStoreError(.unknownKey, "\(entity.name) has no attribute or relationship named \(key); it has \(entity.propertyNames.joined(separator: ", "))", entity: entity.name, attribute: key)
@@ -169,7 +178,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func slotValue(_ slot: Int) -> Any? {
-        slot < entity.attributes.count ? values[slot] : relatedObjects(slot)
+        slot < entity.attributes.count ? (slot < values.count ? values[slot] : nil) : relatedObjects(slot)
     }
 
     /// Loads the values of a fault from the store.

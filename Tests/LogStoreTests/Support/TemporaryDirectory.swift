@@ -65,3 +65,14 @@ struct StoreFileSurgery {
         try write(all)
     }
 }
+
+/// A new empty directory for an async test isolated to an actor, which
+/// cannot hand a closure to `withTemporaryDirectory`; remove it with
+/// `removeTemporaryDirectory` in a `defer`.
+func makeTemporaryDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("logstore-tests-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func removeTemporaryDirectory(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
