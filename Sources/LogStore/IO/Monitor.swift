@@ -87,3 +87,21 @@ extension timespec {
         return timespec(tv_sec: now.tv_sec + nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
     }
 }
+
+/// A value that threads share behind a pthread mutex.
+///
+/// Not `Synchronization.Mutex`: on Linux it waits with raw futex calls that
+/// ThreadSanitizer cannot see, so every access under it looks like a race,
+/// and CI runs the concurrency tests under ThreadSanitizer.
+final class Protected<Value>: @unchecked Sendable {
+    private let monitor = Monitor()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+        monitor.lock()
+        defer { monitor.unlock() }
+        return try body(&value)
+    }
+}

@@ -1,7 +1,6 @@
 // Value transformers: the app's types turned into Data and back, registered by name.
 
 import Foundation
-import Synchronization
 
 /// Turns values of an app's type into `Data` for storage, and back.
 ///
@@ -18,7 +17,7 @@ public protocol StoreValueTransformer: Sendable {
 
 /// The registry of value transformers, by name (process-wide, like Foundation's).
 public enum ValueTransformers {
-    private static let registry = Mutex<[String: any StoreValueTransformer]>([:])
+    private static let registry = Protected<[String: any StoreValueTransformer]>([:])
 
     /// Registers `transformer` under `name`, replacing any registered before.
     public static func register(_ transformer: any StoreValueTransformer, named name: String) {

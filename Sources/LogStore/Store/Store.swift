@@ -47,12 +47,12 @@ public final class Store: Sendable {
     public var recovery: RecoveryReport { journal.recovery }
 
     let journal: Journal
-    private let state: Mutex<CommittedState>
+    private let state: Protected<CommittedState>
     /// Held for a whole save, so version checks and appends never interleave.
-    private let writeLock = Mutex<Void>(())
-    private let observers = Mutex<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
+    private let writeLock = Protected<Void>(())
+    private let observers = Protected<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
-    private let symbols: Mutex<[String: Symbol]>
+    private let symbols: Protected<[String: Symbol]>
     private let mainContextBox = MainContextBox()
 
     static let schemaEntity = "__Schema"
@@ -95,8 +95,8 @@ public final class Store: Sendable {
         self.path = path
         self.model = model
         self.journal = journal
-        self.state = Mutex(state)
-        self.symbols = Mutex([:])
+        self.state = Protected(state)
+        self.symbols = Protected([:])
 
         let schema = StoredSchema(model)
         if let storedSchema {
