@@ -49,7 +49,9 @@ public final class Store: Sendable {
     let journal: Journal
     private let state: Protected<CommittedState>
     /// Held for a whole save, so version checks and appends never interleave.
-    private let writeLock = Protected<Void>(())
+    /// A bare mutex, not a `Protected<Void>`: ThreadSanitizer reported the
+    /// zero-sized value's exclusive accesses under the lock as a race.
+    private let writeLock = Monitor()
     private let observers = Protected<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
     private let symbols: Protected<[String: Symbol]>
@@ -172,7 +174,7 @@ public final class Store: Sendable {
     /// ``VersionConflict`` (nothing written) when a record changed since the
     /// context loaded it, unless `ignoringVersions`.
     func commit(_ save: PendingSave, ignoringVersions: Bool) throws -> StoreChanges {
-        let changes = try writeLock.withLock { _ throws -> StoreChanges in
+        let changes = try writeLock.withLock { () throws -> StoreChanges in
             if !ignoringVersions {
                 let conflicts = state.withLock { state in
                     save.expectedVersions.filter { id, version in state.record(id.entityName, id.key)?.version != version }.map(\.key)
