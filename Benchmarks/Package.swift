@@ -11,12 +11,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
-        // liblz4 itself, to measure dictionary compression beside the journal's.
-        .systemLibrary(name: "CLZ4Bench", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
+        // liblz4 and glibc malloc statistics, called directly by the benchmarks.
+        .systemLibrary(name: "CBenchSystem", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
         .executableTarget(
             name: "logstore-bench",
             dependencies: [
-                "CLZ4Bench",
+                "CBenchSystem",
                 .product(name: "LogStore", package: "LogStore"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]

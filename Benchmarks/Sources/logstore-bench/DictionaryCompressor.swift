@@ -1,6 +1,6 @@
 // LZ4 with a dictionary of any size, for benchmark 4's comparison of options.
 
-import CLZ4Bench
+import CBenchSystem
 
 /// Compresses each block on its own against a fixed dictionary, the way a
 /// store-level dictionary (kept once in the file) would work: every frame

@@ -37,8 +37,16 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.init(storeID: storeID, entityName: entity, key: key)
     }
 
+    /// Orders by store, then entity name, then key. Stores compare by
+    /// their UUID bytes; IDs of one store, the usual case, never look at them.
     public static func < (lhs: ObjectID, rhs: ObjectID) -> Bool {
-        (lhs.storeID.uuidString, lhs.entityName, lhs.key) < (rhs.storeID.uuidString, rhs.entityName, rhs.key)
+        if lhs.storeID != rhs.storeID {
+            return withUnsafeBytes(of: lhs.storeID.uuid) { left in
+                withUnsafeBytes(of: rhs.storeID.uuid) { right in left.lexicographicallyPrecedes(right) }
+            }
+        }
+        if lhs.entityName != rhs.entityName { return lhs.entityName < rhs.entityName }
+        return lhs.key < rhs.key
     }
 
     public var description: String { "\(entityName)/p\(key)" }

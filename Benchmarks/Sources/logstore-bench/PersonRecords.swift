@@ -1,0 +1,147 @@
+// The Person records of the object benchmarks, for LogStore and for GRDB.
+
+import Foundation
+import GRDB
+import LogStore
+
+/// A person as the app defines it for LogStore: a typed managed object.
+final class BenchPerson: ManagedObject {
+    @Managed("firstName") var firstName: String?
+    @Managed("lastName") var lastName: String?
+    @Managed("age") var age: Int64
+    @Managed("orderingValue") var orderingValue: Double
+    @Managed("dateCreated") var dateCreated: Date?
+}
+
+/// The same person as a GRDB record.
+struct GRDBPerson: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "person"
+    var id: Int64?
+    var firstName: String
+    var lastName: String
+    var age: Int64
+    var orderingValue: Double
+    var dateCreated: Date
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
+
+/// The values both engines store, made once per run from a seed.
+struct PersonValues: Sendable {
+    var firstName: String
+    var lastName: String
+    var age: Int64
+    var orderingValue: Double
+    var dateCreated: Date
+
+    static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Leslie", "Margaret", "Niklaus"]
+    static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Perlman", "Lamport", "Hamilton", "Wirth"]
+
+    static func make(_ count: Int, seed: UInt64) -> [PersonValues] {
+        var random = SeededRandom(seed: seed)
+        return (0..<count).map { index in
+            PersonValues(
+                firstName: firstNames[Int(random.next() % UInt64(firstNames.count))],
+                lastName: lastNames[Int(random.next() % UInt64(lastNames.count))] + "\(index % 1000)",
+                age: Int64(random.next() % 100),
+                orderingValue: Double(index),
+                dateCreated: Date(timeIntervalSinceReferenceDate: 7.0e8 + Double(index)))
+        }
+    }
+
+    /// The bytes of the values themselves: UTF-8 of the strings, 8 for each number and date.
+    var rawSize: Int { firstName.utf8.count + lastName.utf8.count + 24 }
+
+    var grdb: GRDBPerson { GRDBPerson(id: nil, firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated) }
+}
+
+enum PersonModel {
+    static func make() throws -> Model {
+        try Model {
+            Entity("Person", BenchPerson.self) {
+                Attribute("firstName", .string)
+                Attribute("lastName", .string)
+                Attribute("age", .int64, default: Int64(0))
+                Attribute("orderingValue", .double, default: 0.0)
+                Attribute("dateCreated", .date)
+            }
+        }
+    }
+
+    /// Inserts `people` into `context` through the typed API and saves once.
+    static func insert(_ people: [PersonValues], into context: ObjectContext) throws {
+        for values in people {
+            let person = try context.insert(BenchPerson.self)
+            person.firstName = values.firstName
+            person.lastName = values.lastName
+            person.age = values.age
+            person.orderingValue = values.orderingValue
+            person.dateCreated = values.dateCreated
+        }
+        try context.save()
+    }
+}
+
+/// A GRDB database of people: WAL, and `synchronous` FULL or GRDB's default.
+final class GRDBPeople {
+    let path: String
+    let queue: DatabaseQueue
+
+    init(path: String, synchronousFull: Bool) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { db in
+            if synchronousFull { try db.execute(sql: "PRAGMA synchronous = FULL") }
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS person (
+                    id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL,
+                    age INTEGER NOT NULL, orderingValue DOUBLE NOT NULL, dateCreated DATETIME NOT NULL)
+                """)
+        }
+    }
+
+    /// Codable records, one `insert` each, in one transaction.
+    func insertRecords(_ people: [PersonValues]) throws {
+        try queue.write { db in
+            for values in people {
+                var record = values.grdb  // insert(db) is mutating: it stores the new row ID
+                try record.insert(db)
+            }
+        }
+    }
+
+    /// One cached prepared statement, in one transaction.
+    func insertWithStatement(_ people: [PersonValues]) throws {
+        try queue.write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO person (firstName, lastName, age, orderingValue, dateCreated) VALUES (?, ?, ?, ?, ?)")
+            for values in people {
+                try statement.execute(arguments: [values.firstName, values.lastName, values.age, values.orderingValue, values.dateCreated])
+            }
+        }
+    }
+
+    /// The database's files on disk, after a checkpoint moves the WAL into it.
+    func fileSize() throws -> Int {
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return ["", "-wal", "-shm"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
+        }
+    }
+
+    /// The seconds `body` takes inside a transaction that is then rolled
+    /// back, so every round starts from the same rows.
+    func inRolledBackTransaction(_ body: (Database) throws -> Void) throws -> Double {
+        try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            return try Stopwatch.seconds { try body(db) }
+        }
+    }
+
+    func remove() {
+        try? queue.close()
+        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+    }
+}
