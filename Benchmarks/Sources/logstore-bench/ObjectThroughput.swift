@@ -105,7 +105,7 @@ enum ObjectThroughput: BenchmarkGroup {
                 let seconds = try Stopwatch.seconds {
                     for values in people {
                         try database.queue.write { db in
-                            var record = values.grdb
+                            let record = values.grdb
                             try record.insert(db)
                         }
                     }

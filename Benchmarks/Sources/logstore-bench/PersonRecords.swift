@@ -22,8 +22,6 @@ struct GRDBPerson: Codable, FetchableRecord, PersistableRecord {
     var age: Int64
     var orderingValue: Double
     var dateCreated: Date
-
-    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 }
 
 /// The values both engines store, made once per run from a seed.
@@ -106,7 +104,7 @@ final class GRDBPeople {
     func insertRecords(_ people: [PersonValues]) throws {
         try queue.write { db in
             for values in people {
-                var record = values.grdb  // insert(db) is mutating: it stores the new row ID
+                let record = values.grdb
                 try record.insert(db)
             }
         }

@@ -166,6 +166,19 @@ public final class Journal: Sendable {
         return try writer.append(changes, at: time)
     }
 
+    /// Writes a transaction without waiting for it to be durable; pair with
+    /// ``waitUntilDurable(_:)``. The store uses it under group commit so that
+    /// its own lock is not held while saves wait for a shared flush.
+    func write(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
+        guard options.access == .readWrite else {
+            throw LogStoreError(.readOnly, "\(path) was opened read-only; open it with access .readWrite to save", path: path)
+        }
+        return try writer.write(changes, at: Date())
+    }
+
+    /// Returns once transaction `sequence` is as durable as the mode promises.
+    func waitUntilDurable(_ sequence: UInt64) throws(LogStoreError) { try writer.waitUntilDurable(sequence) }
+
     /// Every transaction in the file, in order.
     ///
     /// Reads and decodes the file from the start; a read-only journal reads

@@ -78,9 +78,25 @@ final class JournalWriter: @unchecked Sendable {
 
     /// Writes one transaction frame and returns its sequence number once the
     /// durability mode's promise holds for it.
+    /// Under `.fsyncEveryCommit` the lock is held from the write through
+    /// the fsync, so at most one frame is ever unsynced (FORMAT.md §7).
     func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
         monitor.lock()
         defer { monitor.unlock() }
+        let sequence = try writeLocked(changes, at: time)
+        try waitLocked(sequence)
+        return sequence
+    }
+
+    /// Writes one transaction frame to the file (not yet durable) and returns
+    /// its sequence number. Callers that hold a lock of their own while
+    /// writing call ``waitUntilDurable(_:)`` after releasing it, so that
+    /// concurrent saves can share a flush.
+    func write(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+        try locked { () throws(LogStoreError) in try writeLocked(changes, at: time) }
+    }
+
+    private func writeLocked(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
         try checkWritable()
         let sequence = nextSequence
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
@@ -102,16 +118,27 @@ final class JournalWriter: @unchecked Sendable {
         counters.bytesWritten += UInt64(frameBuffer.count)
         counters.rawPayloadBytes += UInt64(rawBuffer.count)
         if isGathering { frameWritten.signal() }
+        return sequence
+    }
 
+    /// Returns once the frame with `sequence` is as durable as the mode
+    /// promises (at once for `.deferredToOS`).
+    func waitUntilDurable(_ sequence: UInt64) throws(LogStoreError) {
+        try locked { () throws(LogStoreError) in try waitLocked(sequence) }
+    }
+
+    private func waitLocked(_ sequence: UInt64) throws(LogStoreError) {
         switch durability {
         case .deferredToOS:
             break
         case .fsyncEveryCommit:
-            try synchronize(through: sequence)
+            if syncedSequence < sequence {
+                if let failure { throw refusal(after: failure) }
+                try synchronize(through: writtenSequence)
+            }
         case .groupCommit(let window):
             try waitUntilDurable(sequence, window: window)
         }
-        return sequence
     }
 
     /// Closes the file. Appends after this fail with `.closed`.
@@ -238,7 +265,7 @@ final class JournalWriter: @unchecked Sendable {
         LogStoreError(.writeFailed, "an earlier write to \(file.path) failed, so it refuses writes to never acknowledge a save it has not written; reopen the store once the cause is fixed. The first failure: \(failure.message)", path: file.path, errno: failure.errno, details: [failure])
     }
 
-    private func locked<T>(_ body: () -> T) -> T { monitor.withLock(body) }
+    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try monitor.withLock(body) }
 }
 
 /// Counters of what a journal has written since it was opened.

@@ -56,6 +56,13 @@ public final class Store: Sendable {
     private let nextObserver = Atomic<UInt64>(1)
     private let symbols: Protected<[String: Symbol]>
     private let mainContextBox = MainContextBox()
+    /// Records written by saves that wait for their flush (group commit).
+    private let inFlight = Protected<[ObjectID: UInt64]>([:])
+    /// The last sequence number whose save is applied to `state`.
+    private let appliedThrough: Protected<UInt64>
+    /// Saves wait here for the ones before them to apply.
+    private let applyOrder = Monitor()
+    private let applied: Monitor.Condition
 
     static let schemaEntity = "__Schema"
     static let schemaAttribute = "definition"
@@ -99,6 +106,8 @@ public final class Store: Sendable {
         self.journal = journal
         self.state = Protected(state)
         self.symbols = Protected([:])
+        self.applied = Monitor.Condition(applyOrder)
+        self.appliedThrough = Protected(journal.lastSequence)
 
         let schema = StoredSchema(model)
         if let storedSchema {
@@ -115,6 +124,7 @@ public final class Store: Sendable {
             let field = Field(journal.symbol(for: Store.schemaAttribute), .data(schema.encoded()))
             do throws(LogStoreError) {
                 try journal.append([storedSchema == nil ? .insert(id, [field]) : .update(id, [field])])
+                appliedThrough.withLock { $0 = journal.lastSequence }
             } catch {
                 journal.close()
                 throw error
@@ -173,17 +183,44 @@ public final class Store: Sendable {
     /// Writes `save` as one journal transaction and applies it. Throws
     /// ``VersionConflict`` (nothing written) when a record changed since the
     /// context loaded it, unless `ignoringVersions`.
+    ///
+    /// The committed state changes only once the save is durable, so no
+    /// reader sees a save that a power cut could still take back. Under
+    /// group commit the store's write lock is released while the save waits
+    /// for its flush, so that concurrent saves share one; saves then apply
+    /// in sequence order, and a record written by a save still waiting for
+    /// its flush conflicts like one already changed.
     func commit(_ save: PendingSave, ignoringVersions: Bool) throws -> StoreChanges {
-        let changes = try writeLock.withLock { () throws -> StoreChanges in
+        let (sequence, waitOutsideLock) = try writeLock.withLock { () throws -> (UInt64, Bool) in
             if !ignoringVersions {
-                let conflicts = state.withLock { state in
-                    save.expectedVersions.filter { id, version in state.record(id.entityName, id.key)?.version != version }.map(\.key)
+                let conflicts = inFlight.withLock { inFlight in
+                    state.withLock { state in
+                        save.expectedVersions.filter { id, version in
+                            inFlight[id] != nil || state.record(id.entityName, id.key)?.version != version
+                        }.map(\.key)
+                    }
                 }
                 if !conflicts.isEmpty { throw VersionConflict(objects: conflicts.sorted()) }
             }
             let records = save.changes.map(record(for:))
-            let sequence = try journal.append(records)
-            var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+            guard case .groupCommit = journal.options.durability else {
+                return (try journal.append(records), false)
+            }
+            let sequence = try journal.write(records)
+            inFlight.withLock { inFlight in
+                for change in save.changes { inFlight[id(change.entity.name, change.key)] = sequence }
+            }
+            return (sequence, true)
+        }
+        var durable: (any Error)?
+        if waitOutsideLock {
+            do { try journal.waitUntilDurable(sequence) } catch { durable = error }
+        }
+        // Apply in sequence order, even when flushes wake saves out of order.
+        applyOrder.lock()
+        while appliedThrough.withLock({ $0 }) < sequence - 1 { applied.wait() }
+        var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+        if durable == nil {
             state.withLock { state in
                 for change in save.changes {
                     state.apply(change, version: sequence)
@@ -195,10 +232,18 @@ public final class Store: Sendable {
                     }
                 }
             }
-            return result
         }
-        for handler in observers.withLock({ Array($0.values) }) { handler(changes) }
-        return changes
+        inFlight.withLock { inFlight in
+            for change in save.changes where inFlight[id(change.entity.name, change.key)] == sequence {
+                inFlight[id(change.entity.name, change.key)] = nil
+            }
+        }
+        appliedThrough.withLock { $0 = sequence }
+        applied.broadcast()
+        applyOrder.unlock()
+        if let durable { throw durable }
+        for handler in observers.withLock({ Array($0.values) }) { handler(result) }
+        return result
     }
 
     private func symbol(_ name: String) -> Symbol {
