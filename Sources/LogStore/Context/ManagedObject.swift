@@ -43,12 +43,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var committedValues: [Any?] = []
     var links: [Link?] = []
     var committedLinks: [Link?] = []
-    var changedSlots: Set<Int> = []
+    var changedSlots: SlotSet = []
     /// The record's version when loaded; nil for an object not yet saved.
     var version: UInt64?
     public internal(set) var isFault = true
     public internal(set) var isInserted = false
     public internal(set) var isDeleted = false
+    /// In its context's list of changed objects (kept there until the next save or rollback).
+    var isTracked = false
 
     public required init(_ creation: Creation) {
         entity = creation.entity
@@ -80,7 +82,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// objects, or sets of objects).
     public var changedValues: [String: Any] {
         var result: [String: Any] = [:]
-        for slot in changedSlots.sorted() { result[slotName(slot)] = slotValue(slot) ?? Optional<Any>.none as Any }
+        for slot in changedSlots { result[slotName(slot)] = slotValue(slot) ?? Optional<Any>.none as Any }
         return result
     }
 

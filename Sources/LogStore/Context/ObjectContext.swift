@@ -29,9 +29,13 @@ public final class ObjectContext {
     public var mergePolicy: MergePolicy = .error
 
     private var registered: [ObjectID: ManagedObject] = [:]
-    private var insertedObjects: [ObjectID: ManagedObject] = [:]
+    /// Objects inserted since the last save, in insertion order (those
+    /// deleted again are skipped where it matters). Arrays, not dictionaries:
+    /// a bulk insert should not pay for hashing every ID twice.
+    private var inserted: [ManagedObject] = []
     private var deletedObjects: [ObjectID: ManagedObject] = [:]
-    private var changedObjects: [ObjectID: ManagedObject] = [:]
+    /// Saved objects changed since the last save, each once (``ManagedObject/isTracked``).
+    private var changed: [ManagedObject] = []
     /// Errors from subscript writes, which cannot throw; the next save reports them.
     private var misuse: [LogStoreError] = []
 
@@ -39,9 +43,9 @@ public final class ObjectContext {
 
     // MARK: - State
 
-    public var hasChanges: Bool { !insertedObjects.isEmpty || !deletedObjects.isEmpty || changedObjects.values.contains { $0.hasChanges } || !misuse.isEmpty }
-    public var insertedObjectsSet: Set<ManagedObject> { Set(insertedObjects.values) }
-    public var updatedObjects: Set<ManagedObject> { Set(changedObjects.values.filter(\.isUpdated)) }
+    public var hasChanges: Bool { inserted.contains { !$0.isDeleted } || !deletedObjects.isEmpty || changed.contains { $0.hasChanges } || !misuse.isEmpty }
+    public var insertedObjectsSet: Set<ManagedObject> { Set(inserted.filter { !$0.isDeleted }) }
+    public var updatedObjects: Set<ManagedObject> { Set(changed.filter(\.isUpdated)) }
     public var deletedObjectsSet: Set<ManagedObject> { Set(deletedObjects.values) }
     /// Every object this context holds.
     public var registeredObjects: Set<ManagedObject> { Set(registered.values) }
@@ -65,7 +69,7 @@ public final class ObjectContext {
     }
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
-        let id = store.id(entity.name, store.allocateKey(for: entity.name))
+        let id = store.id(entity, store.allocateKey(for: entity.name))
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
         object.values = try entity.attributes.enumerated().map { (index, attribute) throws(LogStoreError) -> Any? in
             if case .transformable = attribute.type { return attribute.defaultValue }
@@ -77,7 +81,7 @@ public final class ObjectContext {
         object.isFault = false
         object.isInserted = true
         registered[id] = object
-        insertedObjects[id] = object
+        inserted.append(object)
         object.awakeFromInsert()
         return object
     }
@@ -124,9 +128,10 @@ public final class ObjectContext {
 
     /// The IDs `fetchAll(entityName)` would return, without making objects.
     public func fetchIDs(_ entityName: String) throws(LogStoreError) -> [ObjectID] {
-        _ = try store.model.entity(named: entityName)
-        var ids = store.keys(of: entityName).map { store.id(entityName, $0) }.filter { deletedObjects[$0] == nil }
-        ids += insertedObjects.keys.filter { $0.entityName == entityName }.sorted()
+        let entity = try store.model.entity(named: entityName)
+        var ids = store.keys(of: entityName).map { store.id(entity, $0) }
+        if !deletedObjects.isEmpty { ids = ids.filter { deletedObjects[$0] == nil } }
+        ids += inserted.filter { !$0.isDeleted && $0.entity.name == entityName }.map(\.objectID)
         return ids
     }
 
@@ -145,9 +150,6 @@ public final class ObjectContext {
         try checkOwned(object)
         guard !object.isDeleted else { return }
         object.fulfill()
-        if object.isInserted {
-            insertedObjects[object.objectID] = nil
-        }
         object.isDeleted = true
         deletedObjects[object.objectID] = object
         for (index, relationship) in object.entity.relationships.enumerated() {
@@ -176,11 +178,10 @@ public final class ObjectContext {
     /// ``LogStoreError/details``.
     public func save() throws(LogStoreError) {
         guard hasChanges else { return }
-        try validate()
         var attempt = 0
         while true {
             attempt += 1
-            let save = try pendingSave()
+            let save = try prepareSave()
             do {
                 let changes = try store.commit(save, ignoringVersions: mergePolicy == .objectWins)
                 didSave(changes)
@@ -204,11 +205,12 @@ public final class ObjectContext {
     /// Drops every unsaved change: inserted objects go away, deleted ones
     /// come back, changed ones get their last saved values.
     public func rollback() {
-        for object in insertedObjects.values { registered[object.objectID] = nil; object.isDeleted = true }
+        for object in inserted where !object.isDeleted { registered[object.objectID] = nil; object.isDeleted = true }
         for object in registered.values { discardChanges(object) }
-        insertedObjects = [:]
+        for object in changed { object.isTracked = false }
+        inserted = []
         deletedObjects = [:]
-        changedObjects = [:]
+        changed = []
         misuse = []
     }
 
@@ -237,7 +239,6 @@ public final class ObjectContext {
         for id in changes.deleted {
             guard let object = registered[id], !object.isInserted else { continue }
             registered[id] = nil
-            changedObjects[id] = nil
             deletedObjects[id] = nil
             object.isDeleted = true
         }
@@ -255,7 +256,10 @@ public final class ObjectContext {
 
     func markChanged(_ object: ManagedObject, slot: Int) {
         object.changedSlots.insert(slot)
-        if !object.isInserted { changedObjects[object.objectID] = object }
+        if !object.isInserted && !object.isTracked {
+            object.isTracked = true
+            changed.append(object)
+        }
     }
 
     /// Loads a fault's values from the store.
@@ -455,15 +459,35 @@ public final class ObjectContext {
 
     // MARK: - Validation and the pending save
 
-    private func validate() throws(LogStoreError) {
+    /// Checks every inserted, changed and deleted object and turns the
+    /// changes into slot changes, converting each value once. Throws one
+    /// `.validationFailed` with every problem, and then nothing is saved.
+    private func prepareSave() throws(LogStoreError) -> PendingSave {
         var problems = misuse
-        for object in insertedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
-            problems += ObjectValidation.problems(of: object, context: self)
+        var changes: [SlotChange] = []
+        var versions: [ObjectID: UInt64] = [:]
+        for object in inserted where !object.isDeleted {
+            let values = storedAttributes(of: object, problems: &problems)
+            problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
+            let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
+            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: values + relationships))
         }
-        for object in changedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where object.isUpdated {
-            problems += ObjectValidation.problems(of: object, context: self)
+        for object in changed where object.isUpdated {
+            let entity = object.entity
+            let values = storedAttributes(of: object, problems: &problems)
+            problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForUpdate() } catch { problems.append(error) }
+            let slots = object.changedSlots.compactMap { slot -> (Int, StoredValue)? in
+                if slot < entity.attributes.count {
+                    return entity.attributes[slot].isTransient ? nil : (slot, values[slot])
+                }
+                let index = slot - entity.attributes.count
+                return entity.relationships[index].isStored ? (slot, storedLink(of: object, index: index)) : nil
+            }
+            guard !slots.isEmpty else { continue }
+            changes.append(.update(entity: entity, key: object.objectID.key, slots: slots))
+            if let version = object.version { versions[object.objectID] = version }
         }
         for object in deletedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
             for (index, relationship) in object.entity.relationships.enumerated() where relationship.definition.deleteRule == .deny {
@@ -473,51 +497,7 @@ public final class ObjectContext {
                 }
             }
             do throws(LogStoreError) { try object.validateForDelete() } catch { problems.append(error) }
-        }
-        guard problems.isEmpty else {
-            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
-            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
-        }
-    }
-
-    /// The save as slot changes: inserts with every value, updates with the
-    /// changed slots, deletes of saved objects.
-    private func pendingSave() throws(LogStoreError) -> PendingSave {
-        var changes: [SlotChange] = []
-        var versions: [ObjectID: UInt64] = [:]
-        var problems: [LogStoreError] = []
-        func stored(_ object: ManagedObject, _ slot: Int) -> StoredValue {
-            let entity = object.entity
-            if slot < entity.attributes.count {
-                guard let value = object.values[slot] else { return .null }
-                do throws(LogStoreError) {
-                    if let stored = try entity.attributes[slot].type.stored(value) { return stored }
-                    problems.append(LogStoreError(.wrongType, "\(entity.name).\(entity.attributes[slot].name) cannot hold a \(type(of: value))", entity: entity.name, attribute: entity.attributes[slot].name))
-                } catch {
-                    problems.append(LogStoreError(error.kind, "\(entity.name).\(entity.attributes[slot].name): \(error.message)", entity: entity.name, attribute: entity.attributes[slot].name))
-                }
-                return .null
-            }
-            let index = slot - entity.attributes.count
-            let relationship = entity.relationships[index]
-            guard relationship.isStored else { return .null }
-            let targets = link(of: object, slot: slot).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }.sorted()
-            return relationship.isToMany ? .references(targets) : (targets.first.map(StoredValue.reference) ?? .null)
-        }
-        for object in insertedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
-            let slotCount = object.entity.attributes.count + object.entity.relationships.count
-            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: (0..<slotCount).map { stored(object, $0) }))
-        }
-        for object in changedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where object.isUpdated {
-            let entity = object.entity
-            let slots = object.changedSlots.sorted().filter { slot in
-                slot < entity.attributes.count ? !entity.attributes[slot].isTransient : entity.relationships[slot - entity.attributes.count].isStored
-            }
-            guard !slots.isEmpty else { continue }
-            changes.append(.update(entity: entity, key: object.objectID.key, slots: slots.map { ($0, stored(object, $0)) }))
-            if let version = object.version { versions[object.objectID] = version }
-        }
-        for object in deletedObjects.values.sorted(by: { $0.objectID < $1.objectID }) where !object.isInserted {
+            guard !object.isInserted else { continue }
             changes.append(.delete(entity: object.entity, key: object.objectID.key))
             if let version = object.version { versions[object.objectID] = version }
         }
@@ -528,22 +508,53 @@ public final class ObjectContext {
         return PendingSave(changes: changes, expectedVersions: versions)
     }
 
+    /// The object's attribute values as stored (`.null` for nil, transient,
+    /// or a value that does not convert, which goes into `problems`).
+    private func storedAttributes(of object: ManagedObject, problems: inout [LogStoreError]) -> [StoredValue] {
+        object.fulfill()
+        let entity = object.entity
+        return entity.attributes.enumerated().map { index, attribute in
+            guard !attribute.isTransient, index < object.values.count, let value = object.values[index] else { return .null }
+            do throws(LogStoreError) {
+                if let stored = try attribute.type.stored(value) { return stored }
+                problems.append(LogStoreError(.wrongType, "\(entity.name).\(attribute.name) is a \(attribute.type) attribute; it cannot hold a \(type(of: value)) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
+            } catch {
+                problems.append(LogStoreError(error.kind, "\(entity.name).\(attribute.name): \(error.message) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
+            }
+            return .null
+        }
+    }
+
+    /// A stored relationship's value (`.null` for a derived side).
+    private func storedLink(of object: ManagedObject, index: Int) -> StoredValue {
+        let relationship = object.entity.relationships[index]
+        guard relationship.isStored else { return .null }
+        let targets = link(of: object, slot: object.entity.attributes.count + index).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }
+        if relationship.isToMany { return .references(targets.sorted()) }
+        return targets.first.map(StoredValue.reference) ?? .null
+    }
+
     private func didSave(_ changes: StoreChanges) {
         for object in deletedObjects.values {
             registered[object.objectID] = nil
         }
-        for object in insertedObjects.values {
+        for object in inserted where !object.isDeleted {
             object.isInserted = false
-        }
-        for object in Array(insertedObjects.values) + Array(changedObjects.values) where !object.isDeleted {
             object.committedValues = object.values
             object.committedLinks = object.links
             object.changedSlots = []
             object.version = changes.sequence
         }
-        insertedObjects = [:]
+        for object in changed where !object.isDeleted {
+            object.isTracked = false
+            object.committedValues = object.values
+            object.committedLinks = object.links
+            object.changedSlots = []
+            object.version = changes.sequence
+        }
+        inserted = []
         deletedObjects = [:]
-        changedObjects = [:]
+        changed = []
         misuse = []
     }
 
@@ -554,7 +565,6 @@ public final class ObjectContext {
         object.isDeleted = false
         object.isFault = true
         object.links = []
-        changedObjects[object.objectID] = nil
         deletedObjects[object.objectID] = nil
     }
 }

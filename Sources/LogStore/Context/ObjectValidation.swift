@@ -4,24 +4,22 @@ import Foundation
 
 /// Checks an object against its entity's rules, collecting every problem.
 enum ObjectValidation {
-    static func problems(of object: ManagedObject, context: ObjectContext) -> [LogStoreError] {
-        object.fulfill()
+    /// Problems of `object` whose attribute values, converted for storage,
+    /// are `stored` (`.null` for nil and for values that did not convert,
+    /// which the caller reported).
+    static func problems(of object: ManagedObject, stored: [StoredValue], context: ObjectContext) -> [LogStoreError] {
         let entity = object.entity
         var problems: [LogStoreError] = []
         func fail(_ key: String, _ rule: String) {
             problems.append(LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key))
         }
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
-            guard let value = object.values[index] else {
-                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
+            guard case let value = stored[index], value != .null else {
+                let hasValue = index < object.values.count && object.values[index] != nil
+                if !attribute.isOptional && !hasValue { fail(attribute.name, "is required but has no value") }
                 continue
             }
-            if case .transformable = attribute.type { continue }
-            guard let stored = try? attribute.type.stored(value) else {
-                fail(attribute.name, "holds a \(type(of: value)), not a \(attribute.type)")
-                continue
-            }
-            for rule in attribute.rules where !satisfies(stored, rule) {
+            for rule in attribute.rules where !satisfies(value, rule) {
                 fail(attribute.name, "breaks the rule \"\(rule)\"")
             }
         }

@@ -84,7 +84,15 @@ final class SystemFile: FileIO, @unchecked Sendable {
         }
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    /// Closes the file, releasing a writer's lock first. `close` alone would
+    /// not release it while a child process forked in the meantime still
+    /// holds a copy of the descriptor (between fork and exec, before
+    /// O_CLOEXEC closes it): the lock belongs to the open file description,
+    /// which `LOCK_UN` releases for every copy.
+    func close() {
+        _ = flock(descriptor, LOCK_UN)
+        _ = Glibc.close(descriptor)
+    }
 
     /// The device and inode, to recognise the same file under two paths.
     func identity() throws(LogStoreError) -> FileIdentity {

@@ -1,6 +1,7 @@
 // Appends transaction frames: encode, compress, checksum, write, and make durable.
 
 import Foundation
+import Synchronization
 
 /// The single writer of a store file.
 ///
@@ -36,6 +37,10 @@ final class JournalWriter: @unchecked Sendable {
     /// How many frames the last flush covered: the leader expects about as
     /// many committers again, so it stops gathering once that many are in.
     private var lastBatchSize: UInt64 = 1
+    /// Committers between entering `append` and writing their frame; a
+    /// gathering leader waits for them too. Atomic, because they count
+    /// themselves before they can take the lock.
+    private let arriving = Atomic<Int>(0)
 
     // The store dictionary (FORMAT.md §5.3): small payloads compress poorly
     // alone (BENCHMARKS.md §4), so once enough of them were written, the next
@@ -81,6 +86,7 @@ final class JournalWriter: @unchecked Sendable {
     /// Under `.fsyncEveryCommit` the lock is held from the write through
     /// the fsync, so at most one frame is ever unsynced (FORMAT.md §7).
     func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+        arriving.add(1, ordering: .relaxed)
         monitor.lock()
         defer { monitor.unlock() }
         let sequence = try writeLocked(changes, at: time)
@@ -93,10 +99,12 @@ final class JournalWriter: @unchecked Sendable {
     /// writing call ``waitUntilDurable(_:)`` after releasing it, so that
     /// concurrent saves can share a flush.
     func write(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
-        try locked { () throws(LogStoreError) in try writeLocked(changes, at: time) }
+        arriving.add(1, ordering: .relaxed)
+        return try locked { () throws(LogStoreError) in try writeLocked(changes, at: time) }
     }
 
     private func writeLocked(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+        defer { arriving.subtract(1, ordering: .relaxed) }
         try checkWritable()
         let sequence = nextSequence
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
@@ -245,11 +253,13 @@ final class JournalWriter: @unchecked Sendable {
         }
     }
 
-    /// Waits for the expected batch of frames, or until `deadline`.
+    /// Waits, until `deadline` at most, for every committer already on its
+    /// way in to write its frame, and for as many frames as the last flush
+    /// covered (committers that just returned usually come back at once).
     private func gather(until deadline: timespec) {
         isGathering = true
         defer { isGathering = false }
-        while writtenSequence - syncedSequence < lastBatchSize, failure == nil, !isClosed {
+        while arriving.load(ordering: .relaxed) > 0 || writtenSequence - syncedSequence < lastBatchSize, failure == nil, !isClosed {
             if !frameWritten.wait(until: deadline) { break }
         }
     }

@@ -36,9 +36,12 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let properties: [String: Property]
     /// Attribute default values, as stored values (`.null` when none).
     let defaults: [StoredValue]
+    /// `name.hashValue`, for object IDs (see ``ObjectID``).
+    let nameHash: Int
 
     init(_ entity: Entity, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
         name = entity.name
+        nameHash = entity.name.hashValue
         objectClass = entity.objectClass
         attributes = entity.attributes
         self.relationships = relationships

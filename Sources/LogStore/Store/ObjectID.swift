@@ -14,11 +14,15 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public let storeID: UUID
     public let entityName: String
     public let key: UInt64
+    /// `entityName.hashValue`, computed once: hashing an ID then costs two
+    /// integers, not a string (bulk saves hash IDs millions of times).
+    private let entityHash: Int
 
-    init(storeID: UUID, entityName: String, key: UInt64) {
+    init(storeID: UUID, entityName: String, key: UInt64, entityHash: Int? = nil) {
         self.storeID = storeID
         self.entityName = entityName
         self.key = key
+        self.entityHash = entityHash ?? entityName.hashValue
     }
 
     /// `logstore://STORE-UUID/Entity/pKEY`.
@@ -50,4 +54,16 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     public var description: String { "\(entityName)/p\(key)" }
+
+    /// Hashes the key and entity only: IDs in one table almost always share
+    /// a store, and hashing its UUID on every lookup would cost more than
+    /// the rare collision between stores.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(key)
+        hasher.combine(entityHash)
+    }
+
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.key == rhs.key && lhs.entityHash == rhs.entityHash && lhs.entityName == rhs.entityName && lhs.storeID == rhs.storeID
+    }
 }

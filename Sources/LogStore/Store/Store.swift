@@ -42,7 +42,7 @@ struct VersionConflict: Error {
 public final class Store: Sendable {
     public let path: String
     public let model: Model
-    public var storeID: UUID { journal.storeID }
+    public var storeID: UUID { cachedStoreID }
     /// What opening the file found at its end (see ``Journal/recovery``).
     public var recovery: RecoveryReport { journal.recovery }
 
@@ -54,7 +54,10 @@ public final class Store: Sendable {
     private let writeLock = Monitor()
     private let observers = Protected<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
-    private let symbols: Protected<[String: Symbol]>
+    /// Each entity's symbols, interned once at open: saves look them up by
+    /// slot instead of hashing names.
+    private let entitySymbols: [String: EntitySymbols]
+    private let cachedStoreID: UUID
     private let mainContextBox = MainContextBox()
     /// Records written by saves that wait for their flush (group commit).
     private let inFlight = Protected<[ObjectID: UInt64]>([:])
@@ -105,7 +108,8 @@ public final class Store: Sendable {
         self.model = model
         self.journal = journal
         self.state = Protected(state)
-        self.symbols = Protected([:])
+        self.cachedStoreID = journal.storeID
+        self.entitySymbols = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, EntitySymbols($0, journal: journal)) })
         self.applied = Monitor.Condition(applyOrder)
         self.appliedThrough = Protected(journal.lastSequence)
 
@@ -176,7 +180,13 @@ public final class Store: Sendable {
 
     func allocateKey(for entity: String) -> UInt64 { state.withLock { $0.allocateKey(for: entity) } }
 
-    func id(_ entity: String, _ key: UInt64) -> ObjectID { ObjectID(storeID: storeID, entityName: entity, key: key) }
+    func id(_ entity: String, _ key: UInt64) -> ObjectID {
+        ObjectID(storeID: cachedStoreID, entityName: entity, key: key, entityHash: model.entitiesByName[entity]?.nameHash)
+    }
+
+    func id(_ entity: EntityDescription, _ key: UInt64) -> ObjectID {
+        ObjectID(storeID: cachedStoreID, entityName: entity.name, key: key, entityHash: entity.nameHash)
+    }
 
     // MARK: - Saving
 
@@ -246,35 +256,27 @@ public final class Store: Sendable {
         return result
     }
 
-    private func symbol(_ name: String) -> Symbol {
-        if let symbol = symbols.withLock({ $0[name] }) { return symbol }
-        let symbol = journal.symbol(for: name)
-        symbols.withLock { $0[name] = symbol }
-        return symbol
-    }
-
     /// The journal's record change for a slot change: stored slots only.
     private func record(for change: SlotChange) -> RecordChange {
         let entity = change.entity
-        let id = RecordID(entity: symbol(entity.name), key: change.key)
+        let symbols = entitySymbols[entity.name]!
+        let id = RecordID(entity: symbols.entity, key: change.key)
         func field(_ slot: Int, _ value: StoredValue) -> Field? {
-            if slot < entity.attributes.count {
-                let attribute = entity.attributes[slot]
-                return attribute.isTransient ? nil : Field(symbol(attribute.name), value)
-            }
-            let relationship = entity.relationships[slot - entity.attributes.count]
-            guard relationship.isStored else { return nil }
-            let target = symbol(relationship.destination)
+            guard let attribute = symbols.slots[slot] else { return nil }
+            guard let target = symbols.destinations[slot] else { return Field(attribute, value) }
             let value: StoredValue = switch value {
             case .reference(let ref): .reference(RecordID(entity: target, key: ref.key))
             case .references(let refs): .references(refs.map { RecordID(entity: target, key: $0.key) })
             default: value
             }
-            return Field(symbol(relationship.name), value)
+            return Field(attribute, value)
         }
         switch change {
         case .insert(_, _, let values):
-            return .insert(id, values.enumerated().compactMap { field($0.offset, $0.element) })
+            var fields: [Field] = []
+            fields.reserveCapacity(values.count)
+            for (slot, value) in values.enumerated() { if let field = field(slot, value) { fields.append(field) } }
+            return .insert(id, fields)
         case .update(_, _, let slots):
             return .update(id, slots.compactMap { field($0.0, $0.1) })
         case .delete:
@@ -323,5 +325,23 @@ final class MainContextBox: Sendable {
         let made = ObjectContext(store: store)
         context = made
         return made
+    }
+}
+
+/// An entity's names as journal symbols, by slot.
+struct EntitySymbols: Sendable {
+    let entity: Symbol
+    /// The symbol of each slot that is written; nil for transient attributes
+    /// and for relationship sides that are derived.
+    let slots: [Symbol?]
+    /// For a stored relationship slot, its destination entity's symbol.
+    let destinations: [Symbol?]
+
+    init(_ description: EntityDescription, journal: Journal) {
+        entity = journal.symbol(for: description.name)
+        slots = description.attributes.map { $0.isTransient ? nil : journal.symbol(for: $0.name) }
+            + description.relationships.map { $0.isStored ? journal.symbol(for: $0.name) : nil }
+        destinations = description.attributes.map { _ in nil }
+            + description.relationships.map { $0.isStored ? journal.symbol(for: $0.destination) : nil }
     }
 }
