@@ -166,4 +166,43 @@ struct HandOffScenarioTests {
             #expect(ages.count == 4 * saves && ages.max() == Int64(saves - 1))
         }
     }
+
+    @Test("Under group commit, two contexts saving the same record at once: exactly one save wins each round, the other gets .mergeConflict")
+    func concurrentConflicts() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/conflicts.logstore", model: try People.model(), options: JournalOptions(durability: .groupCommit))
+            defer { store.close() }
+            let setup = store.newContext()
+            let person = try setup.insert("Person")
+            try setup.save()
+            let id = person.objectID
+            let first = store.newBackgroundContext(), second = store.newBackgroundContext()
+            let rounds = 40
+            for round in 0..<rounds {
+                // Both load the record at the same version, then save at once.
+                for (index, context) in [first, second].enumerated() {
+                    context.performAndWait { context in
+                        context.reset()
+                        (try? context.existingObject(with: id))?["age"] = Int64(round * 10 + index)
+                    }
+                }
+                let outcomes = Locked<[String]>([])
+                DispatchQueue.concurrentPerform(iterations: 2) { index in
+                    let context = index == 0 ? first : second
+                    let outcome = context.performAndWait { context -> String in
+                        do throws(LogStoreError) {
+                            try context.save()
+                            return "saved"
+                        } catch {
+                            return error.kind.name
+                        }
+                    }
+                    outcomes.withLock { $0.append(outcome) }
+                }
+                #expect(outcomes.withLock { $0.sorted() } == ["mergeConflict", "saved"], "round \(round)")
+            }
+            let age = try store.newContext().existingObject(with: id)["age"] as? Int64
+            #expect(age.map { $0 / 10 } == Int64(rounds - 1))
+        }
+    }
 }
