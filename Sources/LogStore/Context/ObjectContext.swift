@@ -69,7 +69,7 @@ public final class ObjectContext {
     }
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
-        let id = store.id(entity, store.allocateKey(for: entity.name))
+        let id = store.id(entity, store.allocateKey(for: entity))
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
         object.values = try entity.attributes.enumerated().map { (index, attribute) throws(LogStoreError) -> Any? in
             if case .transformable = attribute.type { return attribute.defaultValue }

@@ -38,8 +38,11 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let defaults: [StoredValue]
     /// `name.hashValue`, for object IDs (see ``ObjectID``).
     let nameHash: Int
+    /// Its position in the model, for tables kept per entity.
+    let index: Int
 
-    init(_ entity: Entity, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
+    init(_ entity: Entity, index: Int, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
+        self.index = index
         name = entity.name
         nameHash = entity.name.hashValue
         objectClass = entity.objectClass
@@ -140,7 +143,9 @@ public final class Model: Sendable {
             let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
             throw LogStoreError(.invalidModel, "the model has \(problems.count) mistake\(problems.count == 1 ? "" : "s"):\n\(list)", details: problems)
         }
-        self.entities = entities.map { EntityDescription($0, relationships: resolved[$0.name] ?? [], defaults: defaults[$0.name] ?? []) }
+        self.entities = entities.enumerated().map { index, entity in
+            EntityDescription(entity, index: index, relationships: resolved[entity.name] ?? [], defaults: defaults[entity.name] ?? [])
+        }
         entitiesByName = Dictionary(uniqueKeysWithValues: self.entities.map { ($0.name, $0) })
     }
 

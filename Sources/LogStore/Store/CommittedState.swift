@@ -31,19 +31,30 @@ enum SlotChange: Sendable {
 /// reverse of each stored relationship (which records point at a target),
 /// from which the side that is not stored is read.
 struct CommittedState: Sendable {
-    private(set) var records: [String: [UInt64: Record]] = [:]
+    /// One table per entity, in the model's order.
+    private var tables: [EntityTable]
     /// entity of the stored side → relationship slot → target key → source keys.
     private var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
-    private var nextKeys: [String: UInt64] = [:]
+    private var nextKeys: [UInt64]
     let model: Model
 
-    init(model: Model) { self.model = model }
+    init(model: Model) {
+        self.model = model
+        tables = Array(repeating: EntityTable(), count: model.entities.count)
+        nextKeys = Array(repeating: 1, count: model.entities.count)
+    }
 
-    func record(_ entity: String, _ key: UInt64) -> Record? { records[entity]?[key] }
+    private func index(_ entity: String) -> Int? { model.entitiesByName[entity]?.index }
 
-    func keys(of entity: String) -> [UInt64] { (records[entity]?.keys).map { $0.sorted() } ?? [] }
+    func record(_ entity: String, _ key: UInt64) -> Record? { index(entity).flatMap { tables[$0].record(key) } }
 
-    func count(of entity: String) -> Int { records[entity]?.count ?? 0 }
+    func record(_ entity: EntityDescription, _ key: UInt64) -> Record? { tables[entity.index].record(key) }
+
+    func version(_ entity: String, _ key: UInt64) -> UInt64? { index(entity).flatMap { tables[$0].version(key) } }
+
+    func keys(of entity: String) -> [UInt64] { index(entity).map { tables[$0].keys } ?? [] }
+
+    func count(of entity: String) -> Int { index(entity).map { tables[$0].count } ?? 0 }
 
     /// The keys of `source` records whose stored relationship `slot` points at `target`.
     func pointers(from source: String, slot: Int, to target: UInt64) -> Set<UInt64> {
@@ -51,32 +62,34 @@ struct CommittedState: Sendable {
     }
 
     /// A key never used by `entity` (nor given out before).
-    mutating func allocateKey(for entity: String) -> UInt64 {
-        let key = nextKeys[entity, default: 1]
-        nextKeys[entity] = key + 1
+    mutating func allocateKey(for entity: EntityDescription) -> UInt64 {
+        let key = nextKeys[entity.index]
+        nextKeys[entity.index] = key + 1
         return key
     }
 
     mutating func apply(_ change: SlotChange, version: UInt64) {
         let entity = change.entity
         let key = change.key
-        nextKeys[entity.name] = max(nextKeys[entity.name, default: 1], key + 1)
+        let table = entity.index
+        nextKeys[table] = max(nextKeys[table], key + 1)
         let slotCount = entity.attributes.count + entity.relationships.count
         switch change {
         case .insert(_, _, var values):
             if values.count < slotCount { values += Array(repeating: .null, count: slotCount - values.count) }
-            if let old = records[entity.name]?[key] { unindex(entity, key, old.values) }
-            records[entity.name, default: [:]][key] = Record(values: values, version: version)
+            if let old = tables[table].record(key) { unindex(entity, key, old.values) }
+            tables[table].set(key, Record(values: values, version: version))
             index(entity, key, values)
         case .update(_, _, let slots):
-            guard var record = records[entity.name]?[key] else { return }
+            guard var record = tables[table].record(key) else { return }
             unindex(entity, key, record.values)
             for (slot, value) in slots where slot < record.values.count { record.values[slot] = value }
             record.version = version
-            records[entity.name]?[key] = record
+            tables[table].set(key, record)
             index(entity, key, record.values)
         case .delete:
-            guard let old = records[entity.name]?.removeValue(forKey: key) else { return }
+            guard let old = tables[table].record(key) else { return }
+            tables[table].remove(key)
             unindex(entity, key, old.values)
         }
     }

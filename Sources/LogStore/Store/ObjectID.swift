@@ -17,12 +17,16 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// `entityName.hashValue`, computed once: hashing an ID then costs two
     /// integers, not a string (bulk saves hash IDs millions of times).
     private let entityHash: Int
+    /// The entity's position in the model of the store that made this ID,
+    /// or -1 (an ID parsed from a URI); a shortcut that equality ignores.
+    let entityIndex: Int
 
-    init(storeID: UUID, entityName: String, key: UInt64, entityHash: Int? = nil) {
+    init(storeID: UUID, entityName: String, key: UInt64, entityHash: Int? = nil, entityIndex: Int = -1) {
         self.storeID = storeID
         self.entityName = entityName
         self.key = key
         self.entityHash = entityHash ?? entityName.hashValue
+        self.entityIndex = entityIndex
     }
 
     /// `logstore://STORE-UUID/Entity/pKEY`.

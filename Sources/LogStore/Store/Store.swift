@@ -168,7 +168,12 @@ public final class Store: Sendable {
 
     // MARK: - Reading committed state
 
-    func record(_ id: ObjectID) -> Record? { state.withLock { $0.record(id.entityName, id.key) } }
+    func record(_ id: ObjectID) -> Record? {
+        guard id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName else {
+            return state.withLock { $0.record(id.entityName, id.key) }
+        }
+        return state.withLock { $0.record(entity, id.key) }
+    }
 
     func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
 
@@ -178,14 +183,15 @@ public final class Store: Sendable {
         state.withLock { $0.pointers(from: source, slot: slot, to: target) }
     }
 
-    func allocateKey(for entity: String) -> UInt64 { state.withLock { $0.allocateKey(for: entity) } }
+    func allocateKey(for entity: EntityDescription) -> UInt64 { state.withLock { $0.allocateKey(for: entity) } }
 
     func id(_ entity: String, _ key: UInt64) -> ObjectID {
-        ObjectID(storeID: cachedStoreID, entityName: entity, key: key, entityHash: model.entitiesByName[entity]?.nameHash)
+        let description = model.entitiesByName[entity]
+        return ObjectID(storeID: cachedStoreID, entityName: entity, key: key, entityHash: description?.nameHash, entityIndex: description?.index ?? -1)
     }
 
     func id(_ entity: EntityDescription, _ key: UInt64) -> ObjectID {
-        ObjectID(storeID: cachedStoreID, entityName: entity.name, key: key, entityHash: entity.nameHash)
+        ObjectID(storeID: cachedStoreID, entityName: entity.name, key: key, entityHash: entity.nameHash, entityIndex: entity.index)
     }
 
     // MARK: - Saving
@@ -206,7 +212,7 @@ public final class Store: Sendable {
                 let conflicts = inFlight.withLock { inFlight in
                     state.withLock { state in
                         save.expectedVersions.filter { id, version in
-                            inFlight[id] != nil || state.record(id.entityName, id.key)?.version != version
+                            inFlight[id] != nil || state.version(id.entityName, id.key) != version
                         }.map(\.key)
                     }
                 }
