@@ -39,8 +39,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public private(set) weak var managedObjectContext: ObjectContext?
 
     // Values, in slot order (attributes, then relationships).
+    // Attribute values are converted to Swift values only when read: a
+    // lookup that reads one attribute converts one. `committedStored` holds
+    // them as the store has them; `values[i]` is valid where `materialized`
+    // says so (every slot of an inserted object, each slot written or read).
     var values: [Any?] = []
-    var committedValues: [Any?] = []
+    var materialized: SlotSet = []
+    var committedStored: [StoredValue] = []
+    /// The stored values a save in progress writes, which become
+    /// `committedStored` once it succeeds.
+    var savingStored: [StoredValue]?
     var links: [Link?] = []
     var committedLinks: [Link?] = []
     var changedSlots: SlotSet = []
@@ -91,8 +99,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         guard !isInserted else { return [:] }
         fulfill()
         var result: [String: Any] = [:]
-        for (index, attribute) in entity.attributes.enumerated() where index < committedValues.count {
-            result[attribute.name] = committedValues[index] ?? Optional<Any>.none as Any
+        for (index, attribute) in entity.attributes.enumerated() where index < committedStored.count {
+            result[attribute.name] = (try? attribute.type.value(committedStored[index])) ?? Optional<Any>.none as Any
         }
         return result
     }
@@ -118,7 +126,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         case .attribute(let index):
             fulfill()
             guard index < values.count else { throw released(key) }
-            return values[index]
+            return attributeValue(index)
         case .relationship(let index): return relatedObjects(entity.attributes.count + index)
         case .derived(let derived): return derived.compute(self)
         }
@@ -139,7 +147,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 throw LogStoreError(.wrongType, "\(entity.name).\(key) is a \(attribute.type) attribute; it cannot hold a \(type(of: value))", entity: entity.name, attribute: key)
             }
             fulfill()
+            guard index < values.count else { throw released(key) }
             values[index] = value
+            materialized.insert(index)
             context.markChanged(self, slot: index)
         case .relationship(let index):
             try context.setRelationship(of: self, index: index, to: value)
@@ -180,7 +190,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func slotValue(_ slot: Int) -> Any? {
-        slot < entity.attributes.count ? (slot < values.count ? values[slot] : nil) : relatedObjects(slot)
+        slot < entity.attributes.count ? (slot < values.count ? attributeValue(slot) : nil) : relatedObjects(slot)
+    }
+
+    /// Attribute `index`'s Swift value, converted from the stored one on
+    /// first read. Call after `fulfill()`.
+    func attributeValue(_ index: Int) -> Any? {
+        if materialized.contains(index) { return values[index] }
+        let value = index < committedStored.count ? (try? entity.attributes[index].type.value(committedStored[index])) ?? nil : nil
+        values[index] = value
+        materialized.insert(index)
+        return value
+    }
+
+    /// Whether attribute `index` has a value, without converting it.
+    func hasValue(at index: Int) -> Bool {
+        if materialized.contains(index) { return values[index] != nil }
+        return index < committedStored.count && committedStored[index] != .null
     }
 
     /// Loads the values of a fault from the store.

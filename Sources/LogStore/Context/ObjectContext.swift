@@ -75,7 +75,7 @@ public final class ObjectContext {
             if case .transformable = attribute.type { return attribute.defaultValue }
             return try attribute.type.value(entity.defaults[index])
         }
-        object.committedValues = Array(repeating: nil, count: entity.attributes.count)
+        object.materialized = SlotSet(0..<entity.attributes.count)
         object.links = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
         object.committedLinks = object.links
         object.isFault = false
@@ -269,19 +269,21 @@ public final class ObjectContext {
         let entity = object.entity
         guard let record = store.record(object.objectID) else {
             object.values = Array(repeating: nil, count: entity.attributes.count)
-            object.committedValues = object.values
+            object.committedStored = Array(repeating: .null, count: entity.attributes.count)
+            object.materialized = SlotSet(0..<entity.attributes.count)
             object.links = Array(repeating: nil, count: entity.relationships.count)
             object.committedLinks = object.links
             object.version = nil
             return
         }
-        let loaded = entity.attributes.indices.map { index in (try? entity.attributes[index].type.value(record.values[index])) ?? nil }
-        // Unsaved values survive a refault (mergeChanges keeps them).
-        object.committedValues = loaded
-        if object.changedSlots.isEmpty || object.values.count != loaded.count {
-            object.values = loaded
+        object.committedStored = record.values  // attributes first; the relationship slots after them go unused here
+        // Unsaved values survive a refault (mergeChanges keeps them); the
+        // others convert from the new record when read.
+        if object.changedSlots.isEmpty || object.values.count != entity.attributes.count {
+            object.values = Array(repeating: nil, count: entity.attributes.count)
+            object.materialized = []
         } else {
-            for index in loaded.indices where !object.changedSlots.contains(index) { object.values[index] = loaded[index] }
+            object.materialized = SlotSet(entity.attributes.indices.filter { object.changedSlots.contains($0) })
         }
         object.version = record.version
         var links = object.links.count == entity.relationships.count ? object.links : Array(repeating: nil, count: entity.relationships.count)
@@ -468,6 +470,7 @@ public final class ObjectContext {
         var versions: [ObjectID: UInt64] = [:]
         for object in inserted where !object.isDeleted {
             let values = storedAttributes(of: object, problems: &problems)
+            object.savingStored = values
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
             let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
@@ -476,6 +479,7 @@ public final class ObjectContext {
         for object in changed where object.isUpdated {
             let entity = object.entity
             let values = storedAttributes(of: object, problems: &problems)
+            object.savingStored = values
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForUpdate() } catch { problems.append(error) }
             let slots = object.changedSlots.compactMap { slot -> (Int, StoredValue)? in
@@ -514,7 +518,10 @@ public final class ObjectContext {
         object.fulfill()
         let entity = object.entity
         return entity.attributes.enumerated().map { index, attribute in
-            guard !attribute.isTransient, index < object.values.count, let value = object.values[index] else { return .null }
+            guard !attribute.isTransient, index < object.values.count else { return .null }
+            // A value never read or written is still the stored one.
+            guard object.materialized.contains(index) else { return object.committedStored[index] }
+            guard let value = object.values[index] else { return .null }
             do throws(LogStoreError) {
                 if let stored = try attribute.type.stored(value) { return stored }
                 problems.append(LogStoreError(.wrongType, "\(entity.name).\(attribute.name) is a \(attribute.type) attribute; it cannot hold a \(type(of: value)) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
@@ -540,14 +547,16 @@ public final class ObjectContext {
         }
         for object in inserted where !object.isDeleted {
             object.isInserted = false
-            object.committedValues = object.values
+            object.committedStored = object.savingStored ?? object.committedStored
+            object.savingStored = nil
             object.committedLinks = object.links
             object.changedSlots = []
             object.version = changes.sequence
         }
         for object in changed where !object.isDeleted {
             object.isTracked = false
-            object.committedValues = object.values
+            object.committedStored = object.savingStored ?? object.committedStored
+            object.savingStored = nil
             object.committedLinks = object.links
             object.changedSlots = []
             object.version = changes.sequence

@@ -15,8 +15,7 @@ enum ObjectValidation {
         }
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
             guard case let value = stored[index], value != .null else {
-                let hasValue = index < object.values.count && object.values[index] != nil
-                if !attribute.isOptional && !hasValue { fail(attribute.name, "is required but has no value") }
+                if !attribute.isOptional && !object.hasValue(at: index) { fail(attribute.name, "is required but has no value") }
                 continue
             }
             for rule in attribute.rules where !satisfies(value, rule) {

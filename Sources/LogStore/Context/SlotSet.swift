@@ -7,7 +7,9 @@ struct SlotSet: Sequence, ExpressibleByArrayLiteral {
     private var low: UInt64 = 0
     private var high: Set<Int> = []
 
-    init(arrayLiteral slots: Int...) {
+    init(arrayLiteral slots: Int...) { self.init(slots) }
+
+    init(_ slots: some Sequence<Int>) {
         for slot in slots { insert(slot) }
     }
 
