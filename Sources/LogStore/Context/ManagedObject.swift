@@ -38,27 +38,32 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// The context that owns this object (nil once that context is gone).
     public private(set) weak var managedObjectContext: ObjectContext?
 
-    // Values, in slot order (attributes, then relationships).
-    // Attribute values are converted to Swift values only when read: a
-    // lookup that reads one attribute converts one. `committedStored` holds
-    // them as the store has them; `values[i]` is valid where `materialized`
-    // says so (every slot of an inserted object, each slot written or read).
-    var values: [Any?] = []
-    var materialized: SlotSet = []
+    // Attribute values, in slot order, as the store holds them: a write
+    // converts once (and checks the type), a save writes them as they are.
+    // A read converts the one value it reads. Transformable values are the
+    // exception: they stay the app's values in `transformed` until a save
+    // runs them through their transformer.
+    // Unchecked exclusivity: an object is confined to its context's
+    // isolation domain and LogStore never holds two accesses to one of these
+    // at once; the run-time checks were a twentieth of a bulk insert.
+    @exclusivity(unchecked) var stored: [StoredValue] = []
     var committedStored: [StoredValue] = []
-    /// The stored values a save in progress writes, which become
-    /// `committedStored` once it succeeds.
+    /// Transformable attributes' values as the app's types, by slot, once
+    /// read or written.
+    @exclusivity(unchecked) var transformed: [Int: Any?] = [:]
+    /// The stored values a save in progress writes, which become `stored`
+    /// and `committedStored` once it succeeds.
     var savingStored: [StoredValue]?
     var links: [Link?] = []
     var committedLinks: [Link?] = []
-    var changedSlots: SlotSet = []
+    @exclusivity(unchecked) var changedSlots: SlotSet = []
     /// The record's version when loaded; nil for an object not yet saved.
     var version: UInt64?
-    public internal(set) var isFault = true
-    public internal(set) var isInserted = false
-    public internal(set) var isDeleted = false
+    @exclusivity(unchecked) public internal(set) var isFault = true
+    @exclusivity(unchecked) public internal(set) var isInserted = false
+    @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// In its context's list of changed objects (kept there until the next save or rollback).
-    var isTracked = false
+    @exclusivity(unchecked) var isTracked = false
 
     public required init(_ creation: Creation) {
         entity = creation.entity
@@ -125,7 +130,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         switch try property(key) {
         case .attribute(let index):
             fulfill()
-            guard index < values.count else { throw released(key) }
+            guard index < stored.count else { throw released(key) }
             return attributeValue(index)
         case .relationship(let index): return relatedObjects(entity.attributes.count + index)
         case .derived(let derived): return derived.compute(self)
@@ -136,22 +141,23 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `.wrongContext` (a related object of another context), or
     /// `.objectNotFound` (this object was deleted and saved).
     public func setValue(_ value: Any?, forKey key: String) throws(LogStoreError) {
-        guard let context = managedObjectContext else { throw released(key) }
         switch try property(key) {
         case .attribute(let index):
             let attribute = entity.attributes[index]
-            if let value, case .transformable = attribute.type {
+            if case .transformable = attribute.type {
                 // The transformer checks the type when the object is saved.
-                _ = value
-            } else if let value, try attribute.type.stored(value) == nil {
+                try prepareToWrite(key)
+                transformed[index] = .some(value)
+                try markChanged(index, key)
+                return
+            }
+            guard let value else { return try write(.null, at: index, key) }
+            guard let converted = try attribute.type.stored(value) else {
                 throw LogStoreError(.wrongType, "\(entity.name).\(key) is a \(attribute.type) attribute; it cannot hold a \(type(of: value))", entity: entity.name, attribute: key)
             }
-            fulfill()
-            guard index < values.count else { throw released(key) }
-            values[index] = value
-            materialized.insert(index)
-            context.markChanged(self, slot: index)
+            try write(converted, at: index, key)
         case .relationship(let index):
+            guard let context = managedObjectContext else { throw released(key) }
             try context.setRelationship(of: self, index: index, to: value)
         case .derived:
             throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
@@ -179,7 +185,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func property(_ key: String) throws(LogStoreError) -> Property {
-        guard let property = entity.properties[key] else {
+        guard let property = entity.property(named: key) else {
             throw LogStoreError(.unknownKey, "\(entity.name) has no attribute or relationship named \(key); it has \(entity.propertyNames.joined(separator: ", "))", entity: entity.name, attribute: key)
         }
         return property
@@ -190,23 +196,81 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     func slotValue(_ slot: Int) -> Any? {
-        slot < entity.attributes.count ? (slot < values.count ? attributeValue(slot) : nil) : relatedObjects(slot)
+        slot < entity.attributes.count ? (slot < stored.count ? attributeValue(slot) : nil) : relatedObjects(slot)
     }
 
-    /// Attribute `index`'s Swift value, converted from the stored one on
-    /// first read. Call after `fulfill()`.
+    /// Attribute `index`'s Swift value, converted from the stored one.
+    /// Call after `fulfill()`.
     func attributeValue(_ index: Int) -> Any? {
-        if materialized.contains(index) { return values[index] }
-        let value = index < committedStored.count ? (try? entity.attributes[index].type.value(committedStored[index])) ?? nil : nil
-        values[index] = value
-        materialized.insert(index)
+        let type = entity.attributes[index].type
+        guard case .transformable = type else { return (try? type.value(stored[index])) ?? nil }
+        if let value = transformed[index] { return value }
+        let value = (try? type.value(stored[index])) ?? nil
+        transformed[index] = .some(value)
         return value
     }
 
     /// Whether attribute `index` has a value, without converting it.
     func hasValue(at index: Int) -> Bool {
-        if materialized.contains(index) { return values[index] != nil }
-        return index < committedStored.count && committedStored[index] != .null
+        if let value = transformed[index] { return value != nil }
+        return index < stored.count && stored[index] != .null
+    }
+
+    /// Loads a fault so it can be written, or throws when its context is gone.
+    private func prepareToWrite(_ key: String) throws(LogStoreError) {
+        fulfill()
+        guard !stored.isEmpty || entity.attributes.isEmpty else { throw released(key) }
+    }
+
+    /// Writes attribute `index` as stored, already converted and checked.
+    private func write(_ value: StoredValue, at index: Int, _ key: String) throws(LogStoreError) {
+        try prepareToWrite(key)
+        stored[index] = value
+        try markChanged(index, key)
+    }
+
+    /// Records a change of `slot`; a saved object joins its context's
+    /// changed objects on its first change.
+    private func markChanged(_ slot: Int, _ key: String) throws(LogStoreError) {
+        changedSlots.insert(slot)
+        guard !isInserted && !isTracked else { return }
+        guard let context = managedObjectContext else { throw released(key) }
+        context.track(self)
+    }
+
+    // MARK: - Typed access (`@Managed` properties of ``AttributeValue`` types)
+
+    /// The value of attribute `key` as `Value` (whose ``AttributeValue``
+    /// conformance is `type`), or nil when it must take the general path:
+    /// not a plain attribute, or a stored value of another type.
+    @usableFromInline
+    func directValue<Value>(forKey key: String, as type: any AttributeValue.Type) -> Value? {
+        guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return nil }
+        fulfill()
+        guard index < stored.count else { return nil }
+        return Self.convert(stored[index], to: type)
+    }
+
+    /// Writes `value` (whose ``AttributeValue`` conformance is `type`) to
+    /// attribute `key` when it is a plain attribute of exactly its type;
+    /// false sends the caller down the general path, which converts or
+    /// reports the problem.
+    @usableFromInline
+    func setDirectValue<Value>(_ value: Value, forKey key: String, as type: any AttributeValue.Type) -> Bool {
+        guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return false }
+        let converted = Self.storedValue(of: value, as: type)
+        guard entity.attributes[index].type.holds(converted) else { return false }
+        do throws(LogStoreError) { try write(converted, at: index, key) } catch { return false }
+        return true
+    }
+
+    private static func convert<Value, Direct: AttributeValue>(_ stored: StoredValue, to: Direct.Type) -> Value? {
+        // `Direct` is `Value` (Managed's initializer made it so).
+        Direct(storedValue: stored).map { unsafeBitCast($0, to: Value.self) }
+    }
+
+    private static func storedValue<Value, Direct: AttributeValue>(of value: Value, as: Direct.Type) -> StoredValue {
+        unsafeBitCast(value, to: Direct.self).storedValue
     }
 
     /// Loads the values of a fault from the store.
@@ -246,8 +310,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 @propertyWrapper
 public struct Managed<Value> {
     public let key: String
+    /// `Value`'s ``AttributeValue`` conformance, when it has one: values of
+    /// such types are read and written without going through `Any`.
+    @usableFromInline let direct: (any AttributeValue.Type)?
 
-    public init(_ key: String) { self.key = key }
+    public init(_ key: String) {
+        self.key = key
+        direct = nil
+    }
 
     @available(*, unavailable, message: "@Managed works only inside a ManagedObject subclass")
     public var wrappedValue: Value {
@@ -255,18 +325,40 @@ public struct Managed<Value> {
         set { fatalError("unavailable") }  // swiftlint:disable:this unused_setter_value
     }
 
+    // Inlinable so that the app's module sees the storage key path as a
+    // literal and reads the wrapper as a plain stored property: applying
+    // the key path at run time was a tenth of a bulk insert.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
-        get { ManagedValue.cast(object[object[keyPath: storageKeyPath].key], as: Value.self) }
-        set { object[object[keyPath: storageKeyPath].key] = ManagedValue.unwrap(newValue) }
+        get {
+            let storage = object[keyPath: storageKeyPath]
+            if let direct = storage.direct, let value: Value = object.directValue(forKey: storage.key, as: direct) { return value }
+            return ManagedValue.cast(object[storage.key], as: Value.self)
+        }
+        set {
+            let storage = object[keyPath: storageKeyPath]
+            if let direct = storage.direct, object.setDirectValue(newValue, forKey: storage.key, as: direct) { return }
+            object[storage.key] = ManagedValue.unwrap(newValue)
+        }
+    }
+}
+
+extension Managed where Value: AttributeValue {
+    /// A property of a type the store holds as it is (``AttributeValue``).
+    public init(_ key: String) {
+        self.key = key
+        direct = Value.self
     }
 }
 
 /// Conversions between the untyped storage and `@Managed` property types.
+@usableFromInline
 enum ManagedValue {
+    @usableFromInline
     static func cast<Value>(_ raw: Any?, as: Value.Type) -> Value {
         if let value = raw as? Value { return value }
         if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return nilType.init(nilLiteral: ()) as! Value }
@@ -286,6 +378,7 @@ enum ManagedValue {
     }
 
     /// `value` with one level of Optional removed, so `nil` stays nil.
+    @usableFromInline
     static func unwrap<Value>(_ value: Value) -> Any? {
         if let optional = value as? any OptionalProtocol { return optional.wrapped }
         return value

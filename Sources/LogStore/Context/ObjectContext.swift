@@ -28,7 +28,7 @@ public final class ObjectContext {
     /// How a conflicting save is resolved; `.error` by default.
     public var mergePolicy: MergePolicy = .error
 
-    private var registered: [ObjectID: ManagedObject] = [:]
+    private var registered = IdentityMap()
     /// Objects inserted since the last save, in insertion order (those
     /// deleted again are skipped where it matters). Arrays, not dictionaries:
     /// a bulk insert should not pay for hashing every ID twice.
@@ -41,6 +41,8 @@ public final class ObjectContext {
 
     init(store: Store) { self.store = store }
 
+    deinit { registered.removeAllInAddressOrder() }
+
     // MARK: - State
 
     public var hasChanges: Bool { inserted.contains { !$0.isDeleted } || !deletedObjects.isEmpty || changed.contains { $0.hasChanges } || !misuse.isEmpty }
@@ -48,7 +50,7 @@ public final class ObjectContext {
     public var updatedObjects: Set<ManagedObject> { Set(changed.filter(\.isUpdated)) }
     public var deletedObjectsSet: Set<ManagedObject> { Set(deletedObjects.values) }
     /// Every object this context holds.
-    public var registeredObjects: Set<ManagedObject> { Set(registered.values) }
+    public var registeredObjects: Set<ManagedObject> { Set(registered.objects) }
 
     // MARK: - Inserting and finding objects
 
@@ -71,11 +73,12 @@ public final class ObjectContext {
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
         let id = store.id(entity, store.allocateKey(for: entity))
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
-        object.values = try entity.attributes.enumerated().map { (index, attribute) throws(LogStoreError) -> Any? in
-            if case .transformable = attribute.type { return attribute.defaultValue }
-            return try attribute.type.value(entity.defaults[index])
+        object.stored = entity.defaults
+        if !entity.savesStoredValuesAsTheyAre {
+            for (index, attribute) in entity.attributes.enumerated() {
+                if case .transformable = attribute.type { object.transformed[index] = .some(attribute.defaultValue) }
+            }
         }
-        object.materialized = SlotSet(0..<entity.attributes.count)
         object.links = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
         object.committedLinks = object.links
         object.isFault = false
@@ -95,7 +98,7 @@ public final class ObjectContext {
         guard id.storeID == store.storeID else {
             throw LogStoreError(.objectNotFound, "\(id) belongs to store \(id.storeID), not \(store.storeID) (\(store.path))", entity: id.entityName)
         }
-        let entity = try store.model.entity(named: id.entityName)
+        let entity = try store.entity(of: id)
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
         registered[id] = object
         return object
@@ -206,7 +209,7 @@ public final class ObjectContext {
     /// come back, changed ones get their last saved values.
     public func rollback() {
         for object in inserted where !object.isDeleted { registered[object.objectID] = nil; object.isDeleted = true }
-        for object in registered.values { discardChanges(object) }
+        for object in registered.objects { discardChanges(object) }
         for object in changed { object.isTracked = false }
         inserted = []
         deletedObjects = [:]
@@ -218,7 +221,7 @@ public final class ObjectContext {
     /// context, unsaved changes are dropped.
     public func reset() {
         rollback()
-        registered = [:]
+        registered = IdentityMap()
     }
 
     /// Turns `object` back into a fault, dropping its unsaved changes when
@@ -242,12 +245,12 @@ public final class ObjectContext {
             deletedObjects[id] = nil
             object.isDeleted = true
         }
-        for id in changes.updated.union(changes.inserted) {
+        for id in changes.updated + changes.inserted {
             guard let object = registered[id], !object.hasChanges else { continue }
             discardChanges(object)
         }
         // Derived to-many sides may have changed for any object: reload them.
-        for object in registered.values where !object.isInserted && !object.hasChanges { object.isFault = true }
+        for object in registered.objects where !object.isInserted && !object.hasChanges { object.isFault = true }
     }
 
     // MARK: - Internals used by ManagedObject
@@ -256,10 +259,13 @@ public final class ObjectContext {
 
     func markChanged(_ object: ManagedObject, slot: Int) {
         object.changedSlots.insert(slot)
-        if !object.isInserted && !object.isTracked {
-            object.isTracked = true
-            changed.append(object)
-        }
+        if !object.isInserted && !object.isTracked { track(object) }
+    }
+
+    /// Adds a saved object to the changed objects, on its first change.
+    func track(_ object: ManagedObject) {
+        object.isTracked = true
+        changed.append(object)
     }
 
     /// Loads a fault's values from the store.
@@ -268,23 +274,27 @@ public final class ObjectContext {
         object.isFault = false
         let entity = object.entity
         guard let record = store.record(object.objectID) else {
-            object.values = Array(repeating: nil, count: entity.attributes.count)
-            object.committedStored = Array(repeating: .null, count: entity.attributes.count)
-            object.materialized = SlotSet(0..<entity.attributes.count)
+            object.stored = Array(repeating: .null, count: entity.attributes.count)
+            object.committedStored = object.stored
+            object.transformed = [:]
             object.links = Array(repeating: nil, count: entity.relationships.count)
             object.committedLinks = object.links
             object.version = nil
             return
         }
-        object.committedStored = record.values  // attributes first; the relationship slots after them go unused here
+        // Attributes first; the relationship slots after them go unused here.
+        var values = record.values
+        values.removeLast(values.count - entity.attributes.count)
+        object.committedStored = values
         // Unsaved values survive a refault (mergeChanges keeps them); the
-        // others convert from the new record when read.
-        if object.changedSlots.isEmpty || object.values.count != entity.attributes.count {
-            object.values = Array(repeating: nil, count: entity.attributes.count)
-            object.materialized = []
+        // others come from the new record.
+        if !object.changedSlots.isEmpty && object.stored.count == entity.attributes.count {
+            for slot in object.changedSlots where slot < values.count { values[slot] = object.stored[slot] }
+            object.transformed = object.transformed.filter { object.changedSlots.contains($0.key) }
         } else {
-            object.materialized = SlotSet(entity.attributes.indices.filter { object.changedSlots.contains($0) })
+            object.transformed = [:]
         }
+        object.stored = values
         object.version = record.version
         var links = object.links.count == entity.relationships.count ? object.links : Array(repeating: nil, count: entity.relationships.count)
         for index in entity.relationships.indices where !object.changedSlots.contains(entity.attributes.count + index) { links[index] = nil }
@@ -474,7 +484,7 @@ public final class ObjectContext {
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
             let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
-            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: values + relationships))
+            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: relationships.isEmpty ? values : values + relationships))
         }
         for object in changed where object.isUpdated {
             let entity = object.entity
@@ -512,24 +522,27 @@ public final class ObjectContext {
         return PendingSave(changes: changes, expectedVersions: versions)
     }
 
-    /// The object's attribute values as stored (`.null` for nil, transient,
-    /// or a value that does not convert, which goes into `problems`).
+    /// The object's attribute values as saved: `.null` for a transient
+    /// attribute, transformable values run through their transformer (one
+    /// that fails goes into `problems`, and its slot is `.null`).
     private func storedAttributes(of object: ManagedObject, problems: inout [LogStoreError]) -> [StoredValue] {
         object.fulfill()
         let entity = object.entity
-        return entity.attributes.enumerated().map { index, attribute in
-            guard !attribute.isTransient, index < object.values.count else { return .null }
-            // A value never read or written is still the stored one.
-            guard object.materialized.contains(index) else { return object.committedStored[index] }
-            guard let value = object.values[index] else { return .null }
+        guard !entity.savesStoredValuesAsTheyAre else { return object.stored }
+        var values = object.stored
+        for (index, attribute) in entity.attributes.enumerated() where index < values.count {
+            if attribute.isTransient { values[index] = .null; continue }
+            // A transformable value never read or written is still the stored one.
+            guard case .transformable = attribute.type, let value = object.transformed[index] else { continue }
+            guard let value else { values[index] = .null; continue }
             do throws(LogStoreError) {
-                if let stored = try attribute.type.stored(value) { return stored }
-                problems.append(LogStoreError(.wrongType, "\(entity.name).\(attribute.name) is a \(attribute.type) attribute; it cannot hold a \(type(of: value)) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
+                values[index] = try attribute.type.stored(value) ?? .null
             } catch {
                 problems.append(LogStoreError(error.kind, "\(entity.name).\(attribute.name): \(error.message) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
+                values[index] = .null
             }
-            return .null
         }
+        return values
     }
 
     /// A stored relationship's value (`.null` for a derived side).

@@ -13,7 +13,8 @@ enum ObjectValidation {
         func fail(_ key: String, _ rule: String) {
             problems.append(LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key))
         }
-        for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+        guard entity.hasAttributeRules || !entity.relationships.isEmpty else { return [] }
+        for (index, attribute) in entity.attributes.enumerated() where entity.hasAttributeRules && !attribute.isTransient {
             guard case let value = stored[index], value != .null else {
                 if !attribute.isOptional && !object.hasValue(at: index) { fail(attribute.name, "is required but has no value") }
                 continue

@@ -21,37 +21,30 @@ enum TransactionPayload {
     /// Appends the payload for `changes`, declaring `newNames` (the symbols
     /// from `firstNewSymbol` on) first.
     static func encode(
-        _ changes: [RecordChange], declaring newNames: ArraySlice<String>, into writer: inout ByteWriter
+        _ changes: some PayloadChanges, declaring newNames: ArraySlice<String>, into writer: inout ByteWriter
     ) {
         writer.appendVarint(UInt64(newNames.count))
         for (symbol, name) in zip(newNames.indices, newNames) {
             writer.appendVarint(UInt64(symbol))
             writer.appendLengthPrefixed(name)
         }
-        writer.appendVarint(UInt64(changes.count))
-        for change in changes {
-            switch change {
-            case .insert(let id, let fields):
-                writer.append(ChangeTag.insert.rawValue)
-                writer.append(id)
-                encode(fields, into: &writer)
-            case .update(let id, let fields):
-                writer.append(ChangeTag.update.rawValue)
-                writer.append(id)
-                encode(fields, into: &writer)
-            case .delete(let id):
-                writer.append(ChangeTag.delete.rawValue)
-                writer.append(id)
-            }
-        }
+        writer.appendVarint(UInt64(changes.changeCount))
+        changes.encodeChanges(into: &writer)
     }
 
-    private static func encode(_ fields: [Field], into writer: inout ByteWriter) {
-        writer.appendVarint(UInt64(fields.count))
-        for field in fields {
-            writer.appendVarint(UInt64(field.attribute.rawValue))
-            writer.append(field.value)
-        }
+    /// Appends the start of a change: its tag and record, and for an insert
+    /// or update the number of fields that follow (each appended with
+    /// ``encodeField(_:_:into:)``).
+    static func encodeChange(_ tag: ChangeTag, _ id: RecordID, fieldCount: Int, into writer: inout ByteWriter) {
+        writer.append(tag.rawValue)
+        writer.append(id)
+        if tag != .delete { writer.appendVarint(UInt64(fieldCount)) }
+    }
+
+    /// Appends one field of an insert or update.
+    static func encodeField(_ attribute: Symbol, _ value: StoredValue, into writer: inout ByteWriter) {
+        writer.appendVarint(UInt64(attribute.rawValue))
+        writer.append(value)
     }
 
     /// Appends a store dictionary, for a frame that carries one (§5.3).
@@ -136,6 +129,41 @@ enum TransactionPayload {
     private static func check(_ symbol: Symbol, in symbols: SymbolTable, at position: Int) throws(DecodeFailure) {
         guard Int(symbol.rawValue) < symbols.count else {
             throw DecodeFailure("uses undeclared name \(symbol) before byte \(position)")
+        }
+    }
+}
+
+/// Changes that encode themselves as the `changes` of a payload (after its
+/// count), through ``TransactionPayload``'s change and field encoders: the
+/// journal's ``RecordChange``s, or a store's save straight from its objects'
+/// values, without building a `RecordChange` per record first.
+protocol PayloadChanges {
+    var changeCount: Int { get }
+    func encodeChanges(into writer: inout ByteWriter)
+}
+
+extension Array: PayloadChanges where Element == RecordChange {
+    var changeCount: Int { count }
+
+    func encodeChanges(into writer: inout ByteWriter) {
+        for change in self {
+            switch change {
+            case .insert(let id, let fields), .update(let id, let fields):
+                TransactionPayload.encodeChange(change.tag, id, fieldCount: fields.count, into: &writer)
+                for field in fields { TransactionPayload.encodeField(field.attribute, field.value, into: &writer) }
+            case .delete(let id):
+                TransactionPayload.encodeChange(.delete, id, fieldCount: 0, into: &writer)
+            }
+        }
+    }
+}
+
+extension RecordChange {
+    var tag: ChangeTag {
+        switch self {
+        case .insert: .insert
+        case .update: .update
+        case .delete: .delete
         }
     }
 }

@@ -159,7 +159,7 @@ public final class Journal: Sendable {
 
     /// Appends with a given commit time; tests use it to make byte-exact files.
     @discardableResult
-    func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+    func append(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         guard options.access == .readWrite else {
             throw LogStoreError(.readOnly, "\(path) was opened read-only; open it with access .readWrite to save", path: path)
         }
@@ -169,7 +169,7 @@ public final class Journal: Sendable {
     /// Writes a transaction without waiting for it to be durable; pair with
     /// ``waitUntilDurable(_:)``. The store uses it under group commit so that
     /// its own lock is not held while saves wait for a shared flush.
-    func write(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
+    func write(_ changes: some PayloadChanges) throws(LogStoreError) -> UInt64 {
         guard options.access == .readWrite else {
             throw LogStoreError(.readOnly, "\(path) was opened read-only; open it with access .readWrite to save", path: path)
         }

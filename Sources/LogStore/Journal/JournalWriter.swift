@@ -85,7 +85,7 @@ final class JournalWriter: @unchecked Sendable {
     /// durability mode's promise holds for it.
     /// Under `.fsyncEveryCommit` the lock is held from the write through
     /// the fsync, so at most one frame is ever unsynced (FORMAT.md §7).
-    func append(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+    func append(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         arriving.add(1, ordering: .relaxed)
         monitor.lock()
         defer { monitor.unlock() }
@@ -98,12 +98,12 @@ final class JournalWriter: @unchecked Sendable {
     /// its sequence number. Callers that hold a lock of their own while
     /// writing call ``waitUntilDurable(_:)`` after releasing it, so that
     /// concurrent saves can share a flush.
-    func write(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+    func write(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         arriving.add(1, ordering: .relaxed)
         return try locked { () throws(LogStoreError) in try writeLocked(changes, at: time) }
     }
 
-    private func writeLocked(_ changes: [RecordChange], at time: Date) throws(LogStoreError) -> UInt64 {
+    private func writeLocked(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         defer { arriving.subtract(1, ordering: .relaxed) }
         try checkWritable()
         let sequence = nextSequence
@@ -161,7 +161,7 @@ final class JournalWriter: @unchecked Sendable {
 
     // MARK: - Encoding
 
-    private func encodeFrame(_ changes: [RecordChange], sequence: UInt64, time: Date) throws(LogStoreError) -> LZ4.PresetDictionary? {
+    private func encodeFrame(_ changes: some PayloadChanges, sequence: UInt64, time: Date) throws(LogStoreError) -> LZ4.PresetDictionary? {
         rawBuffer.removeAll()
         let carried = dictionaryToCarry()
         if let carried { TransactionPayload.encodeDictionary(carried.bytes, into: &rawBuffer) }

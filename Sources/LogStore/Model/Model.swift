@@ -40,6 +40,18 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     let nameHash: Int
     /// Its position in the model, for tables kept per entity.
     let index: Int
+    /// Attribute names in slot order, searched before `properties`: for the
+    /// few attributes an entity has, comparing names beats hashing one.
+    private let attributeNames: [String]
+    /// Per attribute, whether its value is stored as the app gives it
+    /// (``AttributeType/isStoredDirectly``), so typed access may skip `Any`.
+    let isStoredDirectly: [Bool]
+    /// Whether an object's stored values are saved as they are: no transient
+    /// attribute to blank out, no transformable value to convert.
+    let savesStoredValuesAsTheyAre: Bool
+    /// Whether any stored attribute is required or has rules, so that a
+    /// save has something to check on each object's attribute values.
+    let hasAttributeRules: Bool
 
     init(_ entity: Entity, index: Int, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
         self.index = index
@@ -55,6 +67,21 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         for (index, relationship) in relationships.enumerated() { properties[relationship.name] = .relationship(index) }
         for derived in entity.derivedAttributes { properties[derived.name] = .derived(derived) }
         self.properties = properties
+        attributeNames = entity.attributes.map(\.name)
+        isStoredDirectly = entity.attributes.map(\.type.isStoredDirectly)
+        savesStoredValuesAsTheyAre = entity.attributes.allSatisfy { !$0.isTransient && $0.type.isStoredDirectly }
+        hasAttributeRules = entity.attributes.contains { !$0.isTransient && (!$0.isOptional || !$0.rules.isEmpty) }
+    }
+
+    /// The slot of the attribute named `name`.
+    func attributeIndex(_ name: String) -> Int? {
+        attributeNames.firstIndex(of: name)
+    }
+
+    /// What `name` refers to on this entity.
+    func property(named name: String) -> Property? {
+        if attributeNames.count <= 16, let index = attributeIndex(name) { return .attribute(index) }
+        return properties[name]
     }
 
     public var description: String { name }
@@ -159,12 +186,17 @@ public final class Model: Sendable {
 
     /// The entity whose objects are of class `type`.
     func entity(for type: ManagedObject.Type) throws(LogStoreError) -> EntityDescription {
-        let matches = entities.filter { $0.objectClass == type }
-        guard matches.count == 1, let entity = matches.first else {
-            throw LogStoreError(.unknownEntity, matches.isEmpty
-                ? "no entity of the model uses the class \(type); pass it to Entity(_:_:)"
-                : "several entities use the class \(type); insert by entity name instead", entity: "\(type)")
+        // A scan, not a filter: inserting by class happens once per object.
+        var match: EntityDescription?
+        for entity in entities where entity.objectClass == type {
+            guard match == nil else {
+                throw LogStoreError(.unknownEntity, "several entities use the class \(type); insert by entity name instead", entity: "\(type)")
+            }
+            match = entity
         }
-        return entity
+        guard let match else {
+            throw LogStoreError(.unknownEntity, "no entity of the model uses the class \(type); pass it to Entity(_:_:)", entity: "\(type)")
+        }
+        return match
     }
 }

@@ -67,6 +67,12 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         hasher.combine(entityHash)
     }
 
+    /// The key and entity spread over 64 bits (Fibonacci hashing), whose
+    /// high bits place an ID in an ``IdentityMap``.
+    var spreadHash: UInt64 {
+        (key ^ UInt64(bitPattern: Int64(entityHash))) &* 0x9E37_79B9_7F4A_7C15
+    }
+
     public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
         lhs.key == rhs.key && lhs.entityHash == rhs.entityHash && lhs.entityName == rhs.entityName && lhs.storeID == rhs.storeID
     }

@@ -11,11 +11,13 @@ struct PendingSave: Sendable {
     var expectedVersions: [ObjectID: UInt64]
 }
 
-/// What a save changed, as every context of the store is told.
+/// What a save changed, as every context of the store is told: the IDs
+/// of the records it inserted, updated and deleted, each once, in the order
+/// of the save.
 public struct StoreChanges: Sendable, Hashable {
-    public var inserted: Set<ObjectID>
-    public var updated: Set<ObjectID>
-    public var deleted: Set<ObjectID>
+    public var inserted: [ObjectID]
+    public var updated: [ObjectID]
+    public var deleted: [ObjectID]
     /// The journal sequence number of the save.
     public var sequence: UInt64
 }
@@ -56,7 +58,8 @@ public final class Store: Sendable {
     private let nextObserver = Atomic<UInt64>(1)
     /// Each entity's symbols, interned once at open: saves look them up by
     /// slot instead of hashing names.
-    private let entitySymbols: [String: EntitySymbols]
+    /// Per entity, in the model's order, its names as journal symbols.
+    private let entitySymbols: [EntitySymbols]
     private let cachedStoreID: UUID
     private let mainContextBox = MainContextBox()
     /// Records written by saves that wait for their flush (group commit).
@@ -109,7 +112,7 @@ public final class Store: Sendable {
         self.journal = journal
         self.state = Protected(state)
         self.cachedStoreID = journal.storeID
-        self.entitySymbols = Dictionary(uniqueKeysWithValues: model.entities.map { ($0.name, EntitySymbols($0, journal: journal)) })
+        self.entitySymbols = model.entities.map { EntitySymbols($0, journal: journal) }
         self.applied = Monitor.Condition(applyOrder)
         self.appliedThrough = Protected(journal.lastSequence)
 
@@ -168,6 +171,14 @@ public final class Store: Sendable {
 
     // MARK: - Reading committed state
 
+    /// The entity of `id`, found by its index when it has one.
+    func entity(of id: ObjectID) throws(LogStoreError) -> EntityDescription {
+        if id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName {
+            return entity
+        }
+        return try model.entity(named: id.entityName)
+    }
+
     func record(_ id: ObjectID) -> Record? {
         guard id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName else {
             return state.withLock { $0.record(id.entityName, id.key) }
@@ -218,13 +229,13 @@ public final class Store: Sendable {
                 }
                 if !conflicts.isEmpty { throw VersionConflict(objects: conflicts.sorted()) }
             }
-            let records = save.changes.map(record(for:))
+            let payload = SavePayload(changes: save.changes, symbols: entitySymbols)
             guard case .groupCommit = journal.options.durability else {
-                return (try journal.append(records), false)
+                return (try journal.append(payload, at: Date()), false)
             }
-            let sequence = try journal.write(records)
+            let sequence = try journal.write(payload)
             inFlight.withLock { inFlight in
-                for change in save.changes { inFlight[id(change.entity.name, change.key)] = sequence }
+                for change in save.changes { inFlight[id(change.entity, change.key)] = sequence }
             }
             return (sequence, true)
         }
@@ -240,18 +251,21 @@ public final class Store: Sendable {
             state.withLock { state in
                 for change in save.changes {
                     state.apply(change, version: sequence)
-                    let id = id(change.entity.name, change.key)
+                    let id = id(change.entity, change.key)
                     switch change {
-                    case .insert: result.inserted.insert(id)
-                    case .update: result.updated.insert(id)
-                    case .delete: result.deleted.insert(id)
+                    case .insert: result.inserted.append(id)
+                    case .update: result.updated.append(id)
+                    case .delete: result.deleted.append(id)
                     }
                 }
             }
         }
-        inFlight.withLock { inFlight in
-            for change in save.changes where inFlight[id(change.entity.name, change.key)] == sequence {
-                inFlight[id(change.entity.name, change.key)] = nil
+        if waitOutsideLock {
+            inFlight.withLock { inFlight in
+                for change in save.changes {
+                    let id = id(change.entity, change.key)
+                    if inFlight[id] == sequence { inFlight[id] = nil }
+                }
             }
         }
         appliedThrough.withLock { $0 = sequence }
@@ -262,34 +276,6 @@ public final class Store: Sendable {
         return result
     }
 
-    /// The journal's record change for a slot change: stored slots only.
-    private func record(for change: SlotChange) -> RecordChange {
-        let entity = change.entity
-        let symbols = entitySymbols[entity.name]!
-        let id = RecordID(entity: symbols.entity, key: change.key)
-        func field(_ slot: Int, _ value: StoredValue) -> Field? {
-            guard let attribute = symbols.slots[slot] else { return nil }
-            guard let target = symbols.destinations[slot] else { return Field(attribute, value) }
-            let value: StoredValue = switch value {
-            case .reference(let ref): .reference(RecordID(entity: target, key: ref.key))
-            case .references(let refs): .references(refs.map { RecordID(entity: target, key: $0.key) })
-            default: value
-            }
-            return Field(attribute, value)
-        }
-        switch change {
-        case .insert(_, _, let values):
-            var fields: [Field] = []
-            fields.reserveCapacity(values.count)
-            for (slot, value) in values.enumerated() { if let field = field(slot, value) { fields.append(field) } }
-            return .insert(id, fields)
-        case .update(_, _, let slots):
-            return .update(id, slots.compactMap { field($0.0, $0.1) })
-        case .delete:
-            return .delete(id)
-        }
-    }
-
     /// A journal record change with names resolved against `model`; nil for
     /// an entity the model does not have.
     private static func resolve(_ change: RecordChange, model: Model, journal: Journal) -> SlotChange? {
@@ -297,7 +283,7 @@ public final class Store: Sendable {
         func slots(_ fields: [Field]) -> [(Int, StoredValue)] {
             fields.compactMap { field -> (Int, StoredValue)? in
                 guard let attribute = journal.name(of: field.attribute) else { return nil }
-                switch entity.properties[attribute] {
+                switch entity.property(named: attribute) {
                 case .attribute(let index): return (index, field.value)
                 case .relationship(let index): return (entity.attributes.count + index, field.value)
                 default: return nil
@@ -334,20 +320,3 @@ final class MainContextBox: Sendable {
     }
 }
 
-/// An entity's names as journal symbols, by slot.
-struct EntitySymbols: Sendable {
-    let entity: Symbol
-    /// The symbol of each slot that is written; nil for transient attributes
-    /// and for relationship sides that are derived.
-    let slots: [Symbol?]
-    /// For a stored relationship slot, its destination entity's symbol.
-    let destinations: [Symbol?]
-
-    init(_ description: EntityDescription, journal: Journal) {
-        entity = journal.symbol(for: description.name)
-        slots = description.attributes.map { $0.isTransient ? nil : journal.symbol(for: $0.name) }
-            + description.relationships.map { $0.isStored ? journal.symbol(for: $0.name) : nil }
-        destinations = description.attributes.map { _ in nil }
-            + description.relationships.map { $0.isStored ? journal.symbol(for: $0.destination) : nil }
-    }
-}

@@ -1,0 +1,149 @@
+// The Swift types an attribute holds directly, converted without `Any`.
+
+import Foundation
+
+/// A Swift type whose values an attribute stores as they are: `String`,
+/// `Bool`, `Int16`, `Int32`, `Int64`, `Int`, `Double`, `Float`, `Date`,
+/// `Data`, `UUID`, and `Optional` of any of them.
+///
+/// ``Managed`` properties of these types read and write the object's stored
+/// values directly, without boxing each value in `Any` and casting it back:
+/// the difference is most of the cost of a bulk insert. Properties of other
+/// types (`URL`, `Decimal`, transformable values, relationships) go through
+/// ``ManagedObject/value(forKey:)`` and ``ManagedObject/setValue(_:forKey:)``
+/// and behave the same, only slower.
+///
+/// A value whose stored form is not the attribute's own (an `Int` written to
+/// an `Int16` attribute) takes the general path, which converts it or
+/// reports the wrong type, so conforming another type cannot bypass the
+/// model's types.
+public protocol AttributeValue {
+    /// The value as the store holds it.
+    var storedValue: StoredValue { get }
+    /// The value of `storedValue`, or nil when it holds another type.
+    init?(storedValue: StoredValue)
+}
+
+extension String: AttributeValue {
+    public var storedValue: StoredValue { .string(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .string(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Bool: AttributeValue {
+    public var storedValue: StoredValue { .bool(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .bool(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Int16: AttributeValue {
+    public var storedValue: StoredValue { .int16(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .int16(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Int32: AttributeValue {
+    public var storedValue: StoredValue { .int32(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .int32(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Int64: AttributeValue {
+    public var storedValue: StoredValue { .int64(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .int64(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Int: AttributeValue {
+    public var storedValue: StoredValue { .int64(Int64(self)) }
+    public init?(storedValue: StoredValue) {
+        guard case .int64(let value) = storedValue, let int = Int(exactly: value) else { return nil }
+        self = int
+    }
+}
+
+extension Double: AttributeValue {
+    public var storedValue: StoredValue { .double(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .double(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Float: AttributeValue {
+    public var storedValue: StoredValue { .float(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .float(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Date: AttributeValue {
+    public var storedValue: StoredValue { .date(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .date(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Data: AttributeValue {
+    public var storedValue: StoredValue { .data(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .data(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension UUID: AttributeValue {
+    public var storedValue: StoredValue { .uuid(self) }
+    public init?(storedValue: StoredValue) {
+        guard case .uuid(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
+extension Optional: AttributeValue where Wrapped: AttributeValue {
+    public var storedValue: StoredValue { self?.storedValue ?? .null }
+    public init?(storedValue: StoredValue) {
+        if case .null = storedValue {
+            self = .none
+        } else if let value = Wrapped(storedValue: storedValue) {
+            self = .some(value)
+        } else {
+            return nil
+        }
+    }
+}
+
+extension AttributeType {
+    /// Whether values of this type are stored as the app gives them (not
+    /// parsed, like URL and Decimal, nor transformed).
+    var isStoredDirectly: Bool {
+        switch self {
+        case .url, .decimal, .transformable: false
+        default: true
+        }
+    }
+
+    /// Whether `stored` is a value of this type as stored (or `.null`),
+    /// so it can be written without converting.
+    func holds(_ stored: StoredValue) -> Bool {
+        switch (self, stored) {
+        case (_, .null), (.string, .string), (.bool, .bool), (.int16, .int16), (.int32, .int32),
+             (.int64, .int64), (.double, .double), (.float, .float), (.date, .date), (.data, .data), (.uuid, .uuid):
+            true
+        default:
+            false
+        }
+    }
+}

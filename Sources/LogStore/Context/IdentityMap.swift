@@ -1,0 +1,112 @@
+// A context's identity map: one object per ID, found without hashing a struct.
+
+/// The objects a context holds, by ID.
+///
+/// An open-addressing table (linear probing, backward-shift deletion) of the
+/// objects themselves, which carry their IDs, beside each ID's hash: one
+/// multiplication of its key and entity hash. Probing and growing compare
+/// and move hashes, and look at an object only when its hash matches. A
+/// bulk insert registers every new object here, and a
+/// `Dictionary<ObjectID, ManagedObject>` spent most of that time in SipHash,
+/// growing, and copying 56-byte keys.
+struct IdentityMap {
+    /// A slot: an object and the hash of its ID, side by side so that a
+    /// probe touches one cache line.
+    private struct Entry {
+        var hash: UInt64
+        var object: ManagedObject?
+    }
+
+    private var entries: [Entry] = []
+    private(set) var count = 0
+    /// `entries.count - 1`; slot counts are powers of two.
+    private var mask = -1
+    /// 64 minus the number of bits that index a slot.
+    private var shift: UInt64 = 64
+
+    subscript(id: ObjectID) -> ManagedObject? {
+        get {
+            guard count > 0 else { return nil }
+            let hash = id.spreadHash
+            var index = home(hash)
+            while let object = entries[index].object {
+                if entries[index].hash == hash, object.objectID == id { return object }
+                index = (index &+ 1) & mask
+            }
+            return nil
+        }
+        set {
+            if let newValue { insert(newValue, for: id) } else { remove(id) }
+        }
+    }
+
+    /// Empties the map, releasing its objects in address order: freeing
+    /// hundreds of thousands of objects in hash order touched memory at
+    /// random and cost more than the bulk insert that made them.
+    mutating func removeAllInAddressOrder() {
+        var objects = entries.compactMap { $0.object.map(Unmanaged.passRetained) }
+        self = IdentityMap()
+        objects.sort { $0.toOpaque() < $1.toOpaque() }
+        for object in objects { object.release() }
+    }
+
+    /// Every object, in no particular order.
+    var objects: [ManagedObject] { entries.compactMap(\.object) }
+
+    private func home(_ hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: hash >> shift)
+    }
+
+    private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
+        if (count + 1) * 4 > entries.count * 3 { grow() }
+        let hash = id.spreadHash
+        var index = home(hash)
+        while let existing = entries[index].object {
+            if entries[index].hash == hash, existing.objectID == id {
+                entries[index].object = object
+                return
+            }
+            index = (index &+ 1) & mask
+        }
+        entries[index] = Entry(hash: hash, object: object)
+        count += 1
+    }
+
+    private mutating func remove(_ id: ObjectID) {
+        guard count > 0 else { return }
+        let hash = id.spreadHash
+        var hole = home(hash)
+        while true {
+            guard let object = entries[hole].object else { return }
+            if entries[hole].hash == hash, object.objectID == id { break }
+            hole = (hole &+ 1) & mask
+        }
+        // Pull later objects of the same run back over the hole, so that a
+        // lookup never stops at an empty slot short of its object.
+        var next = (hole &+ 1) & mask
+        while entries[next].object != nil {
+            let fromHome = (next &- home(entries[next].hash)) & mask
+            let fromHole = (next &- hole) & mask
+            if fromHome >= fromHole {
+                entries[hole] = entries[next]
+                hole = next
+            }
+            next = (next &+ 1) & mask
+        }
+        entries[hole].object = nil
+        count -= 1
+    }
+
+    private mutating func grow() {
+        let old = entries
+        let capacity = max(16, old.count * 2)
+        entries = Array(repeating: Entry(hash: 0, object: nil), count: capacity)
+        mask = capacity - 1
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        for entry in old where entry.object != nil {
+            var index = home(entry.hash)
+            while entries[index].object != nil { index = (index &+ 1) & mask }
+            entries[index] = entry
+        }
+    }
+}

@@ -1,0 +1,124 @@
+// Typed @Managed properties: the direct path for AttributeValue types, the
+// general path for the rest, and the same errors on both.
+
+import Foundation
+import Testing
+@testable import LogStore
+
+final class Sample: ManagedObject {
+    @Managed("text") var text: String?
+    @Managed("small") var small: Int16
+    @Managed("medium") var medium: Int32
+    @Managed("large") var large: Int64
+    @Managed("large") var largeAsInt: Int
+    @Managed("small") var smallAsInt: Int
+    @Managed("real") var real: Double
+    @Managed("single") var single: Float
+    @Managed("flag") var flag: Bool
+    @Managed("when") var when: Date?
+    @Managed("blob") var blob: Data?
+    @Managed("identifier") var identifier: UUID?
+    @Managed("link") var link: URL?
+    @Managed("amount") var amount: Decimal?
+    @Managed("text") var textAsNumber: Int
+}
+
+@Suite("Typed properties")
+struct ManagedPropertyTests {
+    static func model() throws -> Model {
+        try Model {
+            Entity("Sample", Sample.self) {
+                Attribute("text", .string)
+                Attribute("small", .int16, default: Int16(0))
+                Attribute("medium", .int32, default: Int32(0))
+                Attribute("large", .int64, default: Int64(0))
+                Attribute("real", .double, default: 0.0)
+                Attribute("single", .float, default: Float(0))
+                Attribute("flag", .bool, default: false)
+                Attribute("when", .date)
+                Attribute("blob", .data)
+                Attribute("identifier", .uuid)
+                Attribute("link", .url)
+                Attribute("amount", .decimal)
+            }
+        }
+    }
+
+    @Test("Types the store holds as they are take the direct path; URL, Decimal and Optional of them do not")
+    func directPathChoice() {
+        #expect(Managed<String?>("x").direct != nil)
+        #expect(Managed<Int16>("x").direct != nil)
+        #expect(Managed<Date?>("x").direct != nil)
+        #expect(Managed<URL?>("x").direct == nil)
+        #expect(Managed<Decimal?>("x").direct == nil)
+        #expect(Managed<Set<ManagedObject>>("x").direct == nil)
+    }
+
+    @Test("Every attribute type written through typed properties reads back after a relaunch")
+    func roundTrip() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/typed.logstore"
+            let model = try Self.model()
+            let when = Date(timeIntervalSinceReferenceDate: 12_345.5)
+            let identifier = UUID()
+            do {
+                let store = try Store(path: path, model: model)
+                defer { store.close() }
+                let context = store.newContext()
+                let sample = try context.insert(Sample.self)
+                sample.text = "héllo"
+                sample.small = -7
+                sample.medium = 70_000
+                sample.large = 1 << 40
+                sample.real = 2.5
+                sample.single = 1.25
+                sample.flag = true
+                sample.when = when
+                sample.blob = Data([1, 2, 3])
+                sample.identifier = identifier
+                sample.link = URL(string: "https://example.com/a")
+                sample.amount = Decimal(string: "12.34")
+                try context.save()
+            }
+            let store = try Store(path: path, model: model)
+            defer { store.close() }
+            let context = store.newContext()
+            let sample = try #require(try context.fetchAll(Sample.self).first)
+            #expect(sample.text == "héllo")
+            #expect(sample.small == -7)
+            #expect(sample.smallAsInt == 0, "an Int property over an Int16 attribute reads the type's default, as documented")
+            #expect(sample.medium == 70_000)
+            #expect(sample.large == 1 << 40)
+            #expect(sample.largeAsInt == 1 << 40)
+            #expect(sample.real == 2.5)
+            #expect(sample.single == 1.25)
+            #expect(sample.flag)
+            #expect(sample.when == when)
+            #expect(sample.blob == Data([1, 2, 3]))
+            #expect(sample.identifier == identifier)
+            #expect(sample.link == URL(string: "https://example.com/a"))
+            #expect(sample.amount == Decimal(string: "12.34"))
+        }
+    }
+
+    @Test("A value of another type converts when it fits, and otherwise the save fails naming entity and key")
+    func conversionsAndErrors() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/typed.logstore", model: try Self.model())
+            defer { store.close() }
+            let context = store.newContext()
+            let sample = try context.insert(Sample.self)
+            sample.smallAsInt = 300
+            #expect(sample.small == 300, "an Int that fits an Int16 attribute converts")
+            try context.save()
+
+            sample.smallAsInt = 70_000
+            sample.textAsNumber = 5
+            let error = #expect(throws: LogStoreError.self) { try context.save() }
+            #expect(error?.kind == .validationFailed)
+            let problems = error?.details.map { "\($0.entity ?? "")/\($0.attribute ?? "")/\($0.kind)" } ?? []
+            #expect(problems.sorted() == ["Sample/small/wrongType", "Sample/text/wrongType"])
+            #expect(sample.small == 300, "the refused values were not written")
+        }
+    }
+}
