@@ -70,6 +70,9 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let mergeConflict = Kind("mergeConflict")
         /// A value transformer failed, or none is registered under the model's name.
         public static let transformerFailed = Kind("transformerFailed")
+        /// A predicate format string that does not parse, or a predicate
+        /// that does not fit the entity it is used with.
+        public static let invalidPredicate = Kind("invalidPredicate")
     }
 
     /// The class of error.
@@ -88,6 +91,9 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
     public var attribute: String?
     /// The `errno` of a failed system call.
     public var errno: Int32?
+    /// The column (1 for the first character) of a predicate format string
+    /// where parsing failed.
+    public var column: Int?
     /// Further errors reported together with this one (for example every
     /// validation failure of a save, not just the first).
     public var details: [LogStoreError]
@@ -96,7 +102,7 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
     public init(
         _ kind: Kind, _ message: String, path: String? = nil, offset: UInt64? = nil,
         frameNumber: Int? = nil, entity: String? = nil, attribute: String? = nil,
-        errno: Int32? = nil, details: [LogStoreError] = []
+        errno: Int32? = nil, column: Int? = nil, details: [LogStoreError] = []
     ) {
         self.kind = kind
         self.message = message
@@ -106,6 +112,7 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         self.entity = entity
         self.attribute = attribute
         self.errno = errno
+        self.column = column
         self.details = details
     }
 

@@ -140,19 +140,9 @@ enum ObjectThroughput: BenchmarkGroup {
         let count = people.count
         let label = count.formatted()
         context.log("objects: a data set of \(label) people for lookups, updates, deletes, size and memory")
-        let storePath = context.scratch.freshPath("people.logstore")
-        let sqlitePath = context.scratch.freshPath("people.sqlite")
-        defer {
-            context.scratch.remove(storePath)
-            for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqlitePath + suffix) }
-        }
-        do {
-            let store = try Store(path: storePath, model: model, options: JournalOptions(durability: .deferredToOS))
-            try PersonModel.insert(people, into: store.newContext())
-            store.close()
-        }
-        let database = try GRDBPeople(path: sqlitePath, synchronousFull: false)
-        try database.insertWithStatement(people)
+        let data = try PeopleDataSet(people, model: model, named: "people", context)
+        defer { data.remove(context) }
+        let storePath = data.storePath, database = data.database
 
         // File size.
         let storeSize = try FileManager.default.attributesOfItem(atPath: storePath)[.size] as? Int ?? 0
@@ -267,7 +257,6 @@ enum ObjectThroughput: BenchmarkGroup {
                 return Sample(work: Double(targets.count), seconds: seconds)
             },
         ])
-        database.remove()
         let update = report.add("LogStore update 10% (\(targets.count.formatted())) in one save", changeRates[0], unit: "records/s")
         let delete = report.add("LogStore delete 10% in one save", changeRates[1], unit: "records/s")
         let grdbUpdate = report.add("GRDB record.update one by one, one transaction", changeRates[2], unit: "records/s")

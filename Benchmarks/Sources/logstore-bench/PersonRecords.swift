@@ -35,13 +35,16 @@ struct PersonValues: Sendable {
     static let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Leslie", "Margaret", "Niklaus"]
     static let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Perlman", "Lamport", "Hamilton", "Wirth"]
 
-    static func make(_ count: Int, seed: UInt64) -> [PersonValues] {
+    /// `count` people with ages uniform in `0..<ages`, their last names
+    /// drawn from `lastNames` and `moreLastNames`.
+    static func make(_ count: Int, seed: UInt64, ages: UInt64 = 100, moreLastNames: [String] = []) -> [PersonValues] {
         var random = SeededRandom(seed: seed)
+        let lastNames = lastNames + moreLastNames
         return (0..<count).map { index in
             PersonValues(
                 firstName: firstNames[Int(random.next() % UInt64(firstNames.count))],
                 lastName: lastNames[Int(random.next() % UInt64(lastNames.count))] + "\(index % 1000)",
-                age: Int64(random.next() % 100),
+                age: Int64(random.next() % ages),
                 orderingValue: Double(index),
                 dateCreated: Date(timeIntervalSinceReferenceDate: 7.0e8 + Double(index)))
         }
@@ -54,12 +57,12 @@ struct PersonValues: Sendable {
 }
 
 enum PersonModel {
-    static func make() throws -> Model {
+    static func make(indexingAge: Bool = false) throws -> Model {
         try Model {
             Entity("Person", BenchPerson.self) {
                 Attribute("firstName", .string)
                 Attribute("lastName", .string)
-                Attribute("age", .int64, default: Int64(0))
+                Attribute("age", .int64, default: Int64(0), indexed: indexingAge)
                 Attribute("orderingValue", .double, default: 0.0)
                 Attribute("dateCreated", .date)
             }
@@ -77,6 +80,32 @@ enum PersonModel {
             person.dateCreated = values.dateCreated
         }
         try context.save()
+    }
+}
+
+/// The same people in a LogStore file (written with `.deferredToOS`, then
+/// closed) and in a GRDB database, for the groups that read them.
+struct PeopleDataSet {
+    let storePath: String
+    let sqlitePath: String
+    let database: GRDBPeople
+
+    init(_ people: [PersonValues], model: Model, named name: String, _ context: BenchmarkContext) throws {
+        storePath = context.scratch.freshPath("\(name).logstore")
+        sqlitePath = context.scratch.freshPath("\(name).sqlite")
+        do {
+            let store = try Store(path: storePath, model: model, options: JournalOptions(durability: .deferredToOS))
+            try PersonModel.insert(people, into: store.newContext())
+            store.close()
+        }
+        database = try GRDBPeople(path: sqlitePath, synchronousFull: false)
+        try database.insertWithStatement(people)
+    }
+
+    func remove(_ context: BenchmarkContext) {
+        database.remove()
+        context.scratch.remove(storePath)
+        for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqlitePath + suffix) }
     }
 }
 

@@ -134,6 +134,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return attributeValue(index)
         case .relationship(let index): return relatedObjects(entity.attributes.count + index)
         case .derived(let derived): return derived.compute(self)
+        case .fetched(let fetched):
+            guard let context = managedObjectContext else { throw released(key) }
+            return try context.fetch(fetched, for: self)
         }
     }
 
@@ -161,6 +164,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             try context.setRelationship(of: self, index: index, to: value)
         case .derived:
             throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
+        case .fetched:
+            throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is a fetched property and read-only: it is the result of a fetch", entity: entity.name, attribute: key)
         }
     }
 

@@ -257,6 +257,29 @@ public final class ObjectContext {
 
     func recordMisuse(_ error: LogStoreError) { misuse.append(error) }
 
+    /// Whether any object of `entity` has unsaved changes here.
+    func hasPendingObjects(of entity: EntityDescription) -> Bool {
+        inserted.contains { $0.entity === entity } || changed.contains { $0.entity === entity && $0.hasChanges }
+            || deletedObjects.values.contains { $0.entity === entity }
+    }
+
+    /// For a fetch of `entity`: the objects whose unsaved state it tests in
+    /// memory (inserted and changed, not deleted), and the keys of every
+    /// object with unsaved changes, whose committed records it skips.
+    func pendingObjects(of entity: EntityDescription) -> (live: [ManagedObject], excluded: Set<UInt64>) {
+        var live: [ManagedObject] = []
+        var excluded = Set<UInt64>()
+        for object in inserted where object.entity === entity {
+            excluded.insert(object.objectID.key)
+            if !object.isDeleted { live.append(object) }
+        }
+        for object in changed where object.entity === entity && object.hasChanges && !object.isDeleted {
+            if excluded.insert(object.objectID.key).inserted { live.append(object) }
+        }
+        for object in deletedObjects.values where object.entity === entity { excluded.insert(object.objectID.key) }
+        return (live, excluded)
+    }
+
     func markChanged(_ object: ManagedObject, slot: Int) {
         object.changedSlots.insert(slot)
         if !object.isInserted && !object.isTracked { track(object) }

@@ -139,6 +139,18 @@ extension ByteReader {
         }
     }
 
+    /// Skips a value written by this codec, without checking strings: for
+    /// bytes LogStore wrote to memory itself, never for bytes read from a file.
+    mutating func skipTrustedValue() throws(DecodeFailure) {
+        switch ValueTypeCode(rawValue: try peekByte()) {
+        case .string, .data:
+            _ = try readByte()
+            _ = try readLengthPrefixed()
+        default:
+            _ = try readValue()
+        }
+    }
+
     mutating func readRecordID() throws(DecodeFailure) -> RecordID {
         let entity = try readVarint()
         guard let narrow = UInt32(exactly: entity) else { throw DecodeFailure("entity symbol \(entity) out of range at byte \(position)") }

@@ -5,6 +5,7 @@ public enum EntityMember: Sendable {
     case attribute(Attribute)
     case relationship(Relationship)
     case derived(DerivedAttribute)
+    case fetched(FetchedProperty)
 }
 
 /// Builds an entity's members from a list of attributes and relationships.
@@ -13,6 +14,7 @@ public enum EntityBuilder {
     public static func buildExpression(_ attribute: Attribute) -> [EntityMember] { [.attribute(attribute)] }
     public static func buildExpression(_ relationship: Relationship) -> [EntityMember] { [.relationship(relationship)] }
     public static func buildExpression(_ derived: DerivedAttribute) -> [EntityMember] { [.derived(derived)] }
+    public static func buildExpression(_ fetched: FetchedProperty) -> [EntityMember] { [.fetched(fetched)] }
     public static func buildBlock(_ members: [EntityMember]...) -> [EntityMember] { members.flatMap { $0 } }
     public static func buildArray(_ members: [[EntityMember]]) -> [EntityMember] { members.flatMap { $0 } }
     public static func buildOptional(_ members: [EntityMember]?) -> [EntityMember] { members ?? [] }
@@ -34,6 +36,7 @@ public struct Entity: Sendable {
     public var attributes: [Attribute] = []
     public var relationships: [Relationship] = []
     public var derivedAttributes: [DerivedAttribute] = []
+    public var fetchedProperties: [FetchedProperty] = []
 
     public init(_ name: String, _ objectClass: ManagedObject.Type = ManagedObject.self, @EntityBuilder _ members: () -> [EntityMember] = { [] }) {
         self.name = name
@@ -43,6 +46,7 @@ public struct Entity: Sendable {
             case .attribute(let attribute): attributes.append(attribute)
             case .relationship(let relationship): relationships.append(relationship)
             case .derived(let derived): derivedAttributes.append(derived)
+            case .fetched(let fetched): fetchedProperties.append(fetched)
             }
         }
     }

@@ -7,6 +7,7 @@ enum Property {
     case attribute(Int)
     case relationship(Int)
     case derived(DerivedAttribute)
+    case fetched(FetchedProperty)
 }
 
 /// A relationship with its inverse resolved.
@@ -33,6 +34,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public let attributes: [Attribute]
     let relationships: [ResolvedRelationship]
     let derived: [String: DerivedAttribute]
+    let fetchedProperties: [FetchedProperty]
     let properties: [String: Property]
     /// Attribute default values, as stored values (`.null` when none).
     let defaults: [StoredValue]
@@ -66,6 +68,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         for (index, attribute) in entity.attributes.enumerated() { properties[attribute.name] = .attribute(index) }
         for (index, relationship) in relationships.enumerated() { properties[relationship.name] = .relationship(index) }
         for derived in entity.derivedAttributes { properties[derived.name] = .derived(derived) }
+        for fetched in entity.fetchedProperties { properties[fetched.name] = .fetched(fetched) }
+        fetchedProperties = entity.fetchedProperties
         self.properties = properties
         attributeNames = entity.attributes.map(\.name)
         isStoredDirectly = entity.attributes.map(\.type.isStoredDirectly)
@@ -87,7 +91,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public var description: String { name }
 
     /// The names of every attribute and relationship, for error messages.
-    var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) + derived.keys.sorted() }
+    var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) + derived.keys.sorted() + fetchedProperties.map(\.name) }
 }
 
 /// The entities of a store: Core Data's `NSManagedObjectModel`.
@@ -124,7 +128,15 @@ public final class Model: Sendable {
             if byName[entity.name] != nil { problem(entity.name, nil, "two entities are named \(entity.name)") }
             byName[entity.name] = entity
             var seen: Set<String> = []
-            let names = entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.derivedAttributes.map(\.name)
+            let names = entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.derivedAttributes.map(\.name) + entity.fetchedProperties.map(\.name)
+            for fetched in entity.fetchedProperties {
+                if byName[fetched.destination] == nil && !entities.contains(where: { $0.name == fetched.destination }) {
+                    problem(entity.name, fetched.name, "the fetched property \(entity.name).\(fetched.name) fetches \(fetched.destination), which the model does not have")
+                }
+                if let error = fetched.parseError {
+                    problem(entity.name, fetched.name, "the predicate of the fetched property \(entity.name).\(fetched.name) does not parse: \(error.message)")
+                }
+            }
             for name in names {
                 if name.isEmpty { problem(entity.name, name, "\(entity.name) has a property with an empty name") }
                 if !seen.insert(name).inserted { problem(entity.name, name, "\(entity.name) has two properties named \(name)") }

@@ -36,12 +36,31 @@ struct CommittedState: Sendable {
     /// entity of the stored side → relationship slot → target key → source keys.
     private var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
     private var nextKeys: [UInt64]
+    /// Per entity, a secondary index of each indexed attribute.
+    private(set) var indexes: [[SecondaryIndex]]
     let model: Model
 
     init(model: Model) {
         self.model = model
         tables = Array(repeating: EntityTable(), count: model.entities.count)
         nextKeys = Array(repeating: 1, count: model.entities.count)
+        indexes = model.entities.map { entity in
+            entity.attributes.indices.filter { entity.attributes[$0].isIndexed && !entity.attributes[$0].isTransient }.map(SecondaryIndex.init(slot:))
+        }
+    }
+
+    func table(_ entity: EntityDescription) -> EntityTable { tables[entity.index] }
+
+    /// The index of `slot` of `entity`, when the attribute is indexed.
+    func index(_ entity: EntityDescription, slot: Int) -> SecondaryIndex? {
+        indexes[entity.index].first { $0.slot == slot }
+    }
+
+    /// Merges what the last save added to each index; call after applying a save.
+    mutating func settleIndexes() {
+        for entity in indexes.indices where !indexes[entity].isEmpty {
+            for index in indexes[entity].indices { indexes[entity][index].settle() }
+        }
     }
 
     private func index(_ entity: String) -> Int? { model.entitiesByName[entity]?.index }
@@ -80,6 +99,9 @@ struct CommittedState: Sendable {
             if let old = tables[table].record(key) { unindex(entity, key, old.values) }
             tables[table].set(key, Record(values: values, version: version))
             index(entity, key, values)
+            for position in indexes[table].indices {
+                indexes[table][position].set(key, values[indexes[table][position].slot])
+            }
         case .update(_, _, let slots):
             guard var record = tables[table].record(key) else { return }
             unindex(entity, key, record.values)
@@ -87,10 +109,14 @@ struct CommittedState: Sendable {
             record.version = version
             tables[table].set(key, record)
             index(entity, key, record.values)
+            for position in indexes[table].indices where slots.contains(where: { $0.0 == indexes[table][position].slot }) {
+                indexes[table][position].set(key, record.values[indexes[table][position].slot])
+            }
         case .delete:
             guard let old = tables[table].record(key) else { return }
             tables[table].remove(key)
             unindex(entity, key, old.values)
+            for position in indexes[table].indices { indexes[table][position].remove(key) }
         }
     }
 

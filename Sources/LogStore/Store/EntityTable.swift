@@ -44,6 +44,42 @@ struct EntityTable: Sendable {
         return Record(values: values, version: entry.version)
     }
 
+    /// The encoded values of the record with `key`, for `body` to read.
+    func withValueBytes<Result>(_ key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        guard let entry = entry(key) else { return nil }
+        return arena.bytes.withUnsafeBytes { bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+        }
+    }
+
+    /// Calls `body` with each live record's key and encoded values, in key order.
+    func forEachRecord(_ body: (UInt64, UnsafeRawBufferPointer) -> Void) {
+        arena.bytes.withUnsafeBytes { bytes in
+            for (index, entry) in entries.enumerated() where entry.isPresent {
+                body(UInt64(index), UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+            }
+        }
+    }
+
+    /// A record's values in slot order, in place of what `values` held (a
+    /// scan reuses one array): decoded where `wanted` says so, `.null`
+    /// elsewhere, and none past the last wanted slot.
+    static func decode(_ bytes: UnsafeRawBufferPointer, wanted: [Bool], into values: inout [StoredValue]) {
+        values.removeAll(keepingCapacity: true)
+        var reader = ByteReader(bytes)
+        // The bytes were written by `set` from valid values, so they decode;
+        // strings and data that are not wanted are skipped by their length.
+        for isWanted in wanted where !reader.isAtEnd {
+            if isWanted {
+                guard let value = try? reader.readValue() else { return }
+                values.append(value)
+            } else {
+                guard (try? reader.skipTrustedValue()) != nil else { return }
+                values.append(.null)
+            }
+        }
+    }
+
     /// The version of the record with `key`, without decoding it.
     func version(_ key: UInt64) -> UInt64? { entry(key)?.version }
 

@@ -102,6 +102,7 @@ public final class Store: Sendable {
                         state.apply(slotChange, version: transaction.sequence)
                     }
                 }
+                state.settleIndexes()
             }
         } catch {
             journal.close()
@@ -177,6 +178,12 @@ public final class Store: Sendable {
             return entity
         }
         return try model.entity(named: id.entityName)
+    }
+
+    /// The committed state as it is now, for a fetch to read without
+    /// holding the lock (saves meanwhile copy what they change).
+    func snapshot() -> StateSnapshot {
+        StateSnapshot(state: state.withLock { $0 }, model: model)
     }
 
     func record(_ id: ObjectID) -> Record? {
@@ -258,6 +265,7 @@ public final class Store: Sendable {
                     case .delete: result.deleted.append(id)
                     }
                 }
+                state.settleIndexes()
             }
         }
         if waitOutsideLock {

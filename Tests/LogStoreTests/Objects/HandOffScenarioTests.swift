@@ -56,8 +56,9 @@ struct HandOffScenarioTests {
                 try context.save()
             }
             let ids = try await store.newBackgroundContext().perform { context in
-                // The predicate (age >= 100) AND (age <= 200) arrives with the next issue; filter by hand.
-                try context.fetchAll("Person").filter { (100...200).contains($0["age"] as? Int64 ?? -1) }.map(\.objectID)
+                var request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate("(age >= 100) AND (age <= 200)"))
+                request.fetchBatchSize = 20
+                return try context.fetchIDs(request)
             }
             #expect(ids.count == 21)
             let main = store.mainContext
@@ -102,8 +103,11 @@ struct HandOffScenarioTests {
             defer { store.close() }
             // Objects hold their context weakly: keep it while using them.
             let context = store.newContext()
-            let laptops = try context.fetchAll("Laptop")
+            var request = FetchRequest(entityName: "Laptop", predicate: try ObjectPredicate("color == %@", LaptopColor.red))
+            request.fetchLimit = 1
+            let laptops = try context.fetch(request)
             #expect(laptops.count == 1)
+            #expect(try context.fetch(FetchRequest(entityName: "Laptop", predicate: try ObjectPredicate("color == %@", LaptopColor(red: 0, green: 0, blue: 255, alpha: 255)))).isEmpty)
             #expect(laptops.first?["model"] as? String == "model name")
             #expect(laptops.first?["color"] as? LaptopColor == .red)
             let released = try store.newContext().fetchAll("Laptop")

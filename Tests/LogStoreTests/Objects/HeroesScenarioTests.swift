@@ -32,6 +32,9 @@ final class Hero: ManagedObject {
     @Managed("favoriteColor") var favoriteColor: RGBA?
     @Managed("powers") var powers: Set<Power>
     @Managed("age") var age: Int?
+    @Managed("olderHeroes") var olderHeroes: [Hero]?
+    @Managed("youngerHeroes") var youngerHeroes: [Hero]?
+    @Managed("sameSexHeroes") var sameSexHeroes: [Hero]?
 }
 
 final class Power: ManagedObject {
@@ -57,6 +60,9 @@ enum Heroes {
                     return Calendar(identifier: .gregorian).dateComponents([.year], from: birthdate, to: now).year
                 }
                 Relationship("powers", to: "Power", inverse: "hero", toMany: true, deleteRule: .cascade)
+                FetchedProperty("olderHeroes", of: "Hero", where: "birthdate < $FETCH_SOURCE.birthdate", sortedBy: [SortKey("birthdate")])
+                FetchedProperty("youngerHeroes", of: "Hero", where: "birthdate > $FETCH_SOURCE.birthdate", sortedBy: [SortKey("birthdate")])
+                FetchedProperty("sameSexHeroes", of: "Hero", where: "sex == $FETCH_SOURCE.sex AND SELF != $FETCH_SOURCE", sortedBy: [SortKey("name")])
             }
             Entity("Power", Power.self) {
                 Attribute("name", .string)
@@ -131,6 +137,37 @@ struct HeroesScenarioTests {
             try fresh.delete(loaded)
             try fresh.save()
             #expect(try fresh.fetchAll(Power.self).compactMap(\.name) == ["Spider-sense"])
+        }
+    }
+
+    @Test("Fetched properties: older, younger and same-sex heroes, evaluated against the hero that owns them, unsaved changes included")
+    func fetchedProperties() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/heroes.logstore", model: try Heroes.model())
+            defer { store.close() }
+            let context = store.newContext()
+            func hero(_ name: String, _ year: Int, _ sex: String) throws -> Hero {
+                let hero = try context.insert(Hero.self)
+                hero.name = name
+                hero.sex = sex
+                hero.birthdate = Calendar(identifier: .gregorian).date(from: DateComponents(year: year, month: 1, day: 1))
+                return hero
+            }
+            let diana = try hero("Diana", 1941, "Female")
+            let clark = try hero("Clark", 1938, "Male")
+            let bruce = try hero("Bruce", 1939, "Male")
+            let kara = try hero("Kara", 1959, "Female")
+            try context.save()
+            #expect(diana.olderHeroes?.compactMap(\.name) == ["Clark", "Bruce"])
+            #expect(diana.youngerHeroes?.compactMap(\.name) == ["Kara"])
+            #expect(clark.sameSexHeroes?.compactMap(\.name) == ["Bruce"])
+            #expect(kara.sameSexHeroes?.compactMap(\.name) == ["Diana"])
+            #expect((diana["olderHeroes"] as? [ManagedObject])?.count == 2)
+            // An unsaved hero counts, as it would in a fetch.
+            _ = try hero("Barry", 1940, "Male")
+            #expect(bruce.youngerHeroes?.compactMap(\.name) == ["Barry", "Diana", "Kara"])
+            #expect(clark.sameSexHeroes?.compactMap(\.name) == ["Barry", "Bruce"])
+            #expect(throws: LogStoreError.self) { try clark.setValue([], forKey: "olderHeroes") }
         }
     }
 }

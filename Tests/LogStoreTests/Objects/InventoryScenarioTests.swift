@@ -54,9 +54,9 @@ enum Inventory {
         }
     }
 
-    /// The list, sorted by orderingValue (fetch sorting arrives with the next issue).
+    /// The list, sorted by orderingValue.
     static func items(_ context: ObjectContext) throws -> [Item] {
-        try context.fetchAll(Item.self).sorted { $0.orderingValue < $1.orderingValue }
+        try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: Item.self)
     }
 }
 
@@ -105,10 +105,14 @@ struct InventoryScenarioTests {
                 try context.save()
                 let grown = try JournalFixtures.fileSize(path) - before
                 #expect(grown < 200, "a move and a delete append \(grown) bytes: only what changed")
-                // Expensive stuff, filtered in memory (predicates arrive with the next issue).
+                // Expensive stuff: the same predicate fetches and filters in memory.
                 items = try Inventory.items(context)
                 #expect(items.map(\.itemName) == ["Chair", "Lamp", "Desk"])
-                #expect(items.filter { $0.valueInDollars > 50 }.map(\.itemName) == ["Chair", "Desk"])
+                let expensive = try ObjectPredicate("valueInDollars > %d", 50)
+                let fetched = try context.fetch(FetchRequest(entityName: "Item", predicate: expensive, sortDescriptors: [SortKey("orderingValue")]), as: Item.self)
+                #expect(fetched.map(\.itemName) == ["Chair", "Desk"])
+                #expect(try items.filter(expensive).map(\.itemName) == ["Chair", "Desk"])
+                #expect(try context.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("assetType.label == 'Furniture'"))).count == 2)
                 store.close()
             }
             do {

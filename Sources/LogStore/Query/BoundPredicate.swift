@@ -1,0 +1,282 @@
+// A predicate checked against one entity: keys resolved to slots, arguments
+// converted to the attributes' stored forms, variables bound.
+
+import Foundation
+
+/// A value while a predicate is evaluated.
+enum Operand {
+    case value(StoredValue)
+    /// An object, by entity index and key (IDs of other stores never match).
+    case object(entity: Int, key: UInt64)
+    case list([Operand])
+    /// A derived attribute's value, or another value the store does not
+    /// hold, converted from Swift.
+    static func swiftValue(_ value: Any?) -> Operand {
+        switch PredicateValue(value) {
+        case .null: .value(.null)
+        case .bool(let value): .value(.bool(value))
+        case .integer(let value): .value(.int64(value))
+        case .double(let value): .value(.double(value))
+        case .string(let value): .value(.string(value))
+        case .date(let value): .value(.date(value))
+        case .data(let value): .value(.data(value))
+        case .uuid(let value): .value(.uuid(value))
+        case .object, .list, .custom: .value(.null)
+        }
+    }
+}
+
+/// How a key path is read from an object: through relationships, to an
+/// attribute, the related objects themselves, a count, or an aggregate.
+struct BoundPath {
+    enum Tail {
+        case attribute(Int)
+        case derived(DerivedAttribute)
+        /// The related objects themselves (`assetType == %@`).
+        case objects
+        case count
+        case aggregate(KeyPathComponent, Int?)
+    }
+
+    /// Relationship indexes followed from the object, and whether each is to-many.
+    var steps: [(index: Int, isToMany: Bool)]
+    var tail: Tail
+    /// The entity the tail applies to.
+    var entity: EntityDescription
+
+    /// Whether the path yields a collection (it passes a to-many relationship
+    /// and does not aggregate it).
+    var isCollection: Bool {
+        switch tail {
+        case .count, .aggregate: false
+        default: steps.contains { $0.isToMany }
+        }
+    }
+
+    /// The attribute slot when the path is a plain attribute of the object itself.
+    var directAttribute: Int? {
+        guard steps.isEmpty, case .attribute(let slot) = tail else { return nil }
+        return slot
+    }
+}
+
+indirect enum BoundExpression {
+    case constant(Operand)
+    case path(BoundPath)
+    case evaluatedObject
+    case list([BoundExpression])
+}
+
+/// A comparison ready to evaluate, with its pattern compiled once.
+struct BoundComparison {
+    var modifier: ComparisonModifier
+    var left: BoundExpression
+    var `operator`: ComparisonOperator
+    var right: BoundExpression
+    var options: ComparisonOptions
+    /// The compiled pattern of MATCHES with a constant pattern.
+    var regex: Regex<AnyRegexOutput>?
+}
+
+indirect enum BoundPredicate {
+    case constant(Bool)
+    case not(BoundPredicate)
+    case and([BoundPredicate])
+    case or([BoundPredicate])
+    case comparison(BoundComparison)
+
+    /// Whether any key path reads a derived attribute, which only objects can compute.
+    var usesDerivedAttributes: Bool {
+        switch self {
+        case .constant: false
+        case .not(let inner): inner.usesDerivedAttributes
+        case .and(let parts), .or(let parts): parts.contains(where: \.usesDerivedAttributes)
+        case .comparison(let comparison): comparison.left.usesDerived || comparison.right.usesDerived
+        }
+    }
+
+    /// The attribute slots read directly from the object (for decoding only those).
+    var directSlots: [Int] {
+        switch self {
+        case .constant: []
+        case .not(let inner): inner.directSlots
+        case .and(let parts), .or(let parts): parts.flatMap(\.directSlots)
+        case .comparison(let comparison): comparison.left.directSlots + comparison.right.directSlots
+        }
+    }
+}
+
+extension BoundExpression {
+    var usesDerived: Bool {
+        switch self {
+        case .path(let path):
+            if case .derived = path.tail { return true }
+            return false
+        case .list(let items): return items.contains(where: \.usesDerived)
+        default: return false
+        }
+    }
+
+    var directSlots: [Int] {
+        switch self {
+        case .path(let path): path.steps.isEmpty ? (path.directAttribute.map { [$0] } ?? [Int.max]) : [Int.max]
+        case .list(let items): items.flatMap(\.directSlots)
+        default: []
+        }
+    }
+}
+
+/// Resolves predicates against a model's entities.
+struct PredicateBinder {
+    let model: Model
+    /// Values for `$NAME` variables; `FETCH_SOURCE` may be an object.
+    var variables: [String: Operand] = [:]
+    /// The object `$FETCH_SOURCE` names, for key paths read from it.
+    var fetchSource: ((String, [KeyPathComponent]) throws(LogStoreError) -> Operand)?
+
+    init(model: Model) { self.model = model }
+
+    func bind(_ predicate: ObjectPredicate, to entity: EntityDescription) throws(LogStoreError) -> BoundPredicate {
+        switch predicate {
+        case .constant(let value): return .constant(value)
+        case .not(let inner): return .not(try bind(inner, to: entity))
+        case .and(let parts): return .and(try parts.map { part throws(LogStoreError) in try bind(part, to: entity) })
+        case .or(let parts): return .or(try parts.map { part throws(LogStoreError) in try bind(part, to: entity) })
+        case .comparison(let comparison): return .comparison(try bind(comparison, to: entity))
+        }
+    }
+
+    private func bind(_ comparison: PredicateComparison, to entity: EntityDescription) throws(LogStoreError) -> BoundComparison {
+        let left = try bind(comparison.left, to: entity, other: comparison.right)
+        let right = try bind(comparison.right, to: entity, other: comparison.left)
+        if comparison.modifier != .direct {
+            guard case .path(let path) = left, path.isCollection else {
+                throw LogStoreError(.invalidPredicate, "\(comparison.modifier == .all ? "ALL" : comparison.modifier == .none ? "NONE" : "ANY") needs a key path through a to-many relationship of \(entity.name), not \(comparison.left), in \(comparison)", entity: entity.name)
+            }
+        }
+        var regex: Regex<AnyRegexOutput>?
+        if comparison.operator == .matches, case .constant(.value(.string(let pattern))) = right {
+            do {
+                let folded = Comparing.fold(pattern, comparison.options.subtracting(.caseInsensitive))
+                var compiled = try Regex(folded)
+                if comparison.options.contains(.caseInsensitive) { compiled = compiled.ignoresCase() }
+                regex = compiled
+            } catch {
+                throw LogStoreError(.invalidPredicate, "MATCHES needs a valid regular expression; \"\(pattern)\" is not one: \(error)", entity: entity.name)
+            }
+        }
+        return BoundComparison(modifier: comparison.modifier, left: left, operator: comparison.operator, right: right, options: comparison.options, regex: regex)
+    }
+
+    /// Binds `expression`; `other` is the opposite side, whose attribute
+    /// type converts custom values (transformable attributes compare by data).
+    private func bind(_ expression: PredicateExpression, to entity: EntityDescription, other: PredicateExpression) throws(LogStoreError) -> BoundExpression {
+        switch expression {
+        case .keyPath(let components):
+            return .path(try path(components, from: entity))
+        case .evaluatedObject:
+            return .evaluatedObject
+        case .constant(let value):
+            return .constant(try operand(value, entity: entity, other: other))
+        case .variable(let name, let path):
+            if name == "FETCH_SOURCE", let fetchSource { return .constant(try fetchSource(name, path)) }
+            guard path.isEmpty, let value = variables[name] else {
+                throw LogStoreError(.invalidPredicate, "the predicate uses $\(name)\(path.isEmpty ? "" : "." + KeyPathComponent.text(path)), which has no value; substitute it first (ObjectPredicate.substituting)", entity: entity.name)
+            }
+            return .constant(value)
+        case .list(let items):
+            return .list(try items.map { item throws(LogStoreError) in try bind(item, to: entity, other: other) })
+        }
+    }
+
+    /// Converts a constant, using the attribute on the other side for
+    /// values of the app's own types.
+    func operand(_ value: PredicateValue, entity: EntityDescription, other: PredicateExpression) throws(LogStoreError) -> Operand {
+        switch value {
+        case .null: return .value(.null)
+        case .bool(let value): return .value(.bool(value))
+        case .integer(let value): return .value(.int64(value))
+        case .double(let value): return .value(.double(value))
+        case .string(let value): return .value(.string(value))
+        case .date(let value): return .value(.date(value))
+        case .data(let value): return .value(.data(value))
+        case .uuid(let value): return .value(.uuid(value))
+        case .object(let id):
+            guard let target = model.entitiesByName[id.entityName] else { return .object(entity: -1, key: id.key) }
+            return .object(entity: target.index, key: id.key)
+        case .list(let values):
+            return .list(try values.map { value throws(LogStoreError) in try operand(value, entity: entity, other: other) })
+        case .custom(let custom):
+            // A value of the app's type: run it through the transformer of
+            // the transformable attribute it is compared with.
+            if case .keyPath(let components) = other, case let path = try self.path(components, from: entity),
+               case .attribute(let slot) = path.tail, case let attribute = path.entity.attributes[slot],
+               case .transformable = attribute.type {
+                do throws(LogStoreError) {
+                    return .value(try attribute.type.stored(custom.value) ?? .null)
+                } catch {
+                    throw LogStoreError(error.kind, "\(path.entity.name).\(attribute.name): the predicate's value \(custom) cannot be transformed: \(error.message)", entity: path.entity.name, attribute: attribute.name)
+                }
+            }
+            throw LogStoreError(.invalidPredicate, "the predicate compares a \(type(of: custom.value)), which only a transformable attribute can be compared with (by its transformed data); \(other) is not one", entity: entity.name)
+        }
+    }
+
+    /// Resolves a key path from `entity`.
+    func path(_ components: [KeyPathComponent], from start: EntityDescription) throws(LogStoreError) -> BoundPath {
+        var entity = start
+        var steps: [(index: Int, isToMany: Bool)] = []
+        var remaining = components[...]
+        let text = KeyPathComponent.text(components)
+        func requireToMany(_ component: KeyPathComponent) throws(LogStoreError) {
+            guard steps.contains(where: \.isToMany) else {
+                throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) needs a to-many relationship before it in \(text) (as in pets.@count)", entity: start.name)
+            }
+        }
+        func unknown(_ key: String) -> LogStoreError {
+            LogStoreError(.unknownKey, "\(entity.name) has no attribute or relationship named \(key) (in the key path \(text)); it has \(entity.propertyNames.joined(separator: ", "))", entity: entity.name, attribute: key)
+        }
+        while let component = remaining.popFirst() {
+            switch component {
+            case .key(let key):
+                switch entity.property(named: key) {
+                case .attribute(let slot):
+                    guard remaining.isEmpty else {
+                        throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is an attribute; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
+                    }
+                    return BoundPath(steps: steps, tail: .attribute(slot), entity: entity)
+                case .derived(let derived):
+                    guard remaining.isEmpty else {
+                        throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is derived; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
+                    }
+                    return BoundPath(steps: steps, tail: .derived(derived), entity: entity)
+                case .relationship(let index):
+                    let relationship = entity.relationships[index]
+                    steps.append((index, relationship.isToMany))
+                    guard let destination = model.entitiesByName[relationship.destination] else { throw unknown(key) }
+                    entity = destination
+                case .fetched:
+                    throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is a fetched property; a predicate cannot use it (in the key path \(text))", entity: entity.name, attribute: key)
+                case nil:
+                    throw unknown(key)
+                }
+            case .count:
+                guard remaining.isEmpty else {
+                    throw LogStoreError(.invalidPredicate, "@count ends a key path; \(text) continues after it", entity: entity.name)
+                }
+                try requireToMany(component)
+                return BoundPath(steps: steps, tail: .count, entity: entity)
+            case .sum, .average, .minimum, .maximum:
+                try requireToMany(component)
+                guard let next = remaining.popFirst() else {
+                    return BoundPath(steps: steps, tail: .aggregate(component, nil), entity: entity)
+                }
+                guard case .key(let key) = next, case .attribute(let slot) = entity.property(named: key), remaining.isEmpty else {
+                    throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) must be followed by one attribute of \(entity.name) in \(text)", entity: entity.name)
+                }
+                return BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
+            }
+        }
+        return BoundPath(steps: steps, tail: .objects, entity: entity)
+    }
+}

@@ -1,0 +1,313 @@
+// One fetch: plan, read candidates from a snapshot of the committed state,
+// test them and the context's pending objects, order, window.
+
+import Foundation
+
+/// A fetch request resolved against its entity and run once.
+struct FetchExecution {
+    /// A result before it becomes an object, ID or dictionary.
+    enum Match {
+        case record(RecordSubject)
+        case object(ObjectSubject)
+
+        var key: UInt64 {
+            switch self {
+            case .record(let record): record.key
+            case .object(let object): object.key
+            }
+        }
+
+        func value(_ path: BoundPath) -> Operand {
+            switch self {
+            case .record(let record): PredicateEvaluation.value(path, record)
+            case .object(let object): PredicateEvaluation.value(path, object)
+            }
+        }
+    }
+
+    private struct Sort {
+        var path: BoundPath
+        var key: SortKey
+    }
+
+    private struct Plan {
+        var strategy: FetchPlan.Strategy
+        var estimate: Int
+        var lookup: (SecondaryIndex, SecondaryIndex.Range)?
+        var order: SecondaryIndex?
+        /// The lookup's range is the whole predicate: every key it finds matches.
+        var covers = false
+    }
+
+    let context: ObjectContext
+    let request: FetchRequest
+    let entity: EntityDescription
+    private let predicate: BoundPredicate?
+    private let sorts: [Sort]
+    private let snapshot: StateSnapshot
+    /// The slots of each record to decode: those the predicate and the sort
+    /// keys read (every slot when a key path leaves the record).
+    private let predicateSlots: [Bool]
+    private let sortSlots: [Bool]
+
+    /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
+    init(_ request: FetchRequest, in context: ObjectContext, source: ManagedObject? = nil) throws(LogStoreError) {
+        self.context = context
+        self.request = request
+        let model = context.store.model
+        entity = try model.entity(named: request.entityName)
+        var binder = PredicateBinder(model: model)
+        if let source {
+            binder.fetchSource = { _, path throws(LogStoreError) in
+                let subject = ObjectSubject(object: source, context: context)
+                guard !path.isEmpty else { return .object(entity: source.entity.index, key: source.objectID.key) }
+                let bound = try PredicateBinder(model: model).path(path, from: source.entity)
+                return PredicateEvaluation.value(bound, subject)
+            }
+        }
+        let entity = self.entity
+        predicate = try request.predicate.map { [binder] predicate throws(LogStoreError) in try binder.bind(predicate, to: entity) }
+        sorts = try request.sortDescriptors.map { [binder] key throws(LogStoreError) in
+            let path = try binder.path(KeyPathComponent.parse(key.keyPath), from: entity)
+            guard !path.isCollection else {
+                throw LogStoreError(.invalidPredicate, "cannot sort \(entity.name) by \(key.keyPath): it passes a to-many relationship", entity: entity.name, attribute: key.keyPath)
+            }
+            return Sort(path: path, key: key)
+        }
+        guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
+            throw LogStoreError(.invalidArgument, "a fetch request's limit, offset and batch size cannot be negative", entity: entity.name)
+        }
+        snapshot = context.store.snapshot()
+        let slotCount = entity.attributes.count + entity.relationships.count
+        func mask(_ slots: [Int]) -> [Bool] {
+            if slots.contains(Int.max) { return Array(repeating: true, count: slotCount) }
+            guard let last = slots.max() else { return [] }
+            var mask = Array(repeating: false, count: last + 1)
+            for slot in slots { mask[slot] = true }
+            return mask
+        }
+        predicateSlots = mask(predicate?.directSlots ?? [])
+        sortSlots = mask(sorts.map { $0.path.directAttribute ?? Int.max })
+    }
+
+    /// The matches, ordered and windowed, and how they were found.
+    func run() -> (matches: [Match], plan: FetchPlan) {
+        let (pending, excluded) = request.includesPendingChanges ? context.pendingObjects(of: entity) : ([], [])
+        let table = snapshot.state.table(entity)
+        let plan = choosePlan(tableCount: table.count)
+        var matches: [Match] = []
+        var examined = 0
+        var values: [StoredValue] = []
+        let test = plan.covers ? nil : compiledTest()
+        // Decode what the test reads, and what the sort reads.
+        var wanted = test == nil ? [] : predicateSlots
+        for (slot, isWanted) in sortSlots.enumerated() where isWanted {
+            if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
+            wanted[slot] = true
+        }
+        values.reserveCapacity(wanted.count)
+        func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard excluded.isEmpty || !excluded.contains(key) else { return false }
+            examined += 1
+            EntityTable.decode(bytes, wanted: wanted, into: &values)
+            let record = RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: wanted)
+            if let test, !test(record) { return false }
+            matches.append(.record(record))
+            return true
+        }
+        if let (index, range) = plan.lookup {
+            for key in index.keys(in: range).sorted() {
+                _ = table.withValueBytes(key) { consider(key, $0) }
+            }
+        } else if let index = plan.order {
+            // Read in the first sort key's order until the window is full.
+            // Within one value, keys come in increasing order, the order of
+            // ties; with more sort keys, the last value read is read whole.
+            let needed = request.fetchOffset + request.fetchLimit
+            index.forEachGroup(ascending: sorts[0].key.ascending) { _, keys in
+                for key in keys {
+                    _ = table.withValueBytes(key) { consider(key, $0) }
+                    if sorts.count == 1 && matches.count >= needed { return false }
+                }
+                return matches.count < needed
+            }
+        } else {
+            table.forEachRecord { key, bytes in _ = consider(key, bytes) }
+        }
+        for object in pending {
+            let subject = ObjectSubject(object: object, context: context)
+            if predicate.map({ PredicateEvaluation.evaluate($0, subject) }) ?? true { matches.append(.object(subject)) }
+        }
+        let matched = matches.count
+        order(&matches)
+        let window = self.window(matches)
+        let fetchPlan = FetchPlan(strategy: plan.strategy, estimatedRows: plan.estimate, examinedRows: examined, pendingObjects: pending.count, matchedRows: matched)
+        return (window, fetchPlan)
+    }
+
+    /// How many objects match, within the window: without reading a record
+    /// when an index answers the whole predicate and no unsaved object of
+    /// the entity could change the answer.
+    func count() -> Int {
+        let plan = choosePlan(tableCount: snapshot.state.table(entity).count)
+        if plan.covers, let (index, range) = plan.lookup, !(request.includesPendingChanges && context.hasPendingObjects(of: entity)) {
+            let matched = index.keys(in: range).count
+            let start = min(request.fetchOffset, matched)
+            return request.fetchLimit > 0 ? min(matched - start, request.fetchLimit) : matched - start
+        }
+        return run().matches.count
+    }
+
+    /// The predicate as a test of one record; nil when every record matches.
+    private func compiledTest() -> ((RecordSubject) -> Bool)? {
+        guard let predicate else { return nil }
+        if predicate.usesDerivedAttributes {
+            // Derived attributes are computed by objects only.
+            return { [context, entity] record in
+                guard let object = try? context.object(with: context.store.id(entity, record.key)) else { return false }
+                return PredicateEvaluation.evaluate(predicate, ObjectSubject(object: object, context: context))
+            }
+        }
+        return CompiledPredicate.compile(predicate)
+    }
+
+    private func window(_ matches: [Match]) -> [Match] {
+        let start = min(request.fetchOffset, matches.count)
+        let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
+        return Array(matches[start..<end])
+    }
+
+    /// Sorts by the sort keys, then by key (insertion order), so equal
+    /// values keep a stable order. Each key's values are read once into a
+    /// typed column, and an array of positions is sorted.
+    private func order(_ matches: inout [Match]) {
+        guard !sorts.isEmpty else {
+            matches.sort { $0.key < $1.key }
+            return
+        }
+        let columns = sorts.map { sort in SortColumn(matches.map { $0.value(sort.path) }, options: sort.key.options) }
+        let ascending = sorts.map(\.key.ascending)
+        let keys = matches.map(\.key)
+        var positions = Array(matches.indices)
+        positions.sort { a, b in
+            for (index, column) in columns.enumerated() {
+                let order = column.compare(a, b)
+                if order != 0 { return (order < 0) == ascending[index] }
+            }
+            return keys[a] < keys[b]
+        }
+        matches = positions.map { matches[$0] }
+    }
+
+    // MARK: - Planning
+
+    private func choosePlan(tableCount: Int) -> Plan {
+        var ranges: [Int: SecondaryIndex.Range] = [:]
+        var planned: [Int: Int] = [:]
+        let conjuncts = predicate.map(Self.conjuncts) ?? []
+        for conjunct in conjuncts {
+            guard let (slot, range) = indexRange(conjunct), snapshot.state.index(entity, slot: slot) != nil else { continue }
+            ranges[slot] = ranges[slot].map { $0.intersected(with: range) } ?? range
+            planned[slot, default: 0] += 1
+        }
+        let candidates = ranges.compactMap { slot, range in
+            snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
+        }
+        if let best = candidates.min(by: { $0.estimate < $1.estimate }) {
+            let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
+            return Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers)
+        }
+        if request.fetchLimit > 0, let first = sorts.first, first.key.options.isEmpty, let slot = first.path.directAttribute,
+           let index = snapshot.state.index(entity, slot: slot) {
+            return Plan(strategy: .indexOrder(attribute: entity.attributes[slot].name), estimate: min(tableCount, request.fetchOffset + request.fetchLimit), order: index)
+        }
+        return Plan(strategy: .fullScan, estimate: tableCount)
+    }
+
+    private static func conjuncts(_ predicate: BoundPredicate) -> [BoundPredicate] {
+        if case .and(let parts) = predicate { return parts.flatMap(conjuncts) }
+        return [predicate]
+    }
+
+    /// The index range a comparison of a plain attribute with constants
+    /// selects, when an index can answer it.
+    private func indexRange(_ predicate: BoundPredicate) -> (Int, SecondaryIndex.Range)? {
+        guard case .comparison(let comparison) = predicate, comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
+        var op = comparison.operator
+        let slot: Int, constant: BoundExpression
+        if case .path(let path) = comparison.left, let direct = path.directAttribute {
+            slot = direct
+            constant = comparison.right
+        } else if case .path(let path) = comparison.right, let direct = path.directAttribute {
+            slot = direct
+            constant = comparison.left
+            switch op {
+            case .less: op = .greater
+            case .lessOrEqual: op = .greaterOrEqual
+            case .greater: op = .less
+            case .greaterOrEqual: op = .lessOrEqual
+            case .equal: break
+            default: return nil
+            }
+        } else {
+            return nil
+        }
+        guard let values = Self.constants(constant) else { return nil }
+        switch op {
+        case .equal:
+            guard values.count == 1 else { return nil }
+            return (slot, .equal(to: values))
+        case .in:
+            guard case .list = Self.listForm(constant) else { return nil }
+            // Nil is never in a collection.
+            return (slot, .equal(to: values.filter { $0 != .null }))
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            guard values.count == 1, values[0] != .null else { return nil }
+            var range = SecondaryIndex.Range()
+            if op == .less || op == .lessOrEqual { range.upper = (values[0], op == .lessOrEqual) }
+            else { range.lower = (values[0], op == .greaterOrEqual) }
+            return (slot, range)
+        case .between:
+            guard values.count == 2, !values.contains(.null) else { return nil }
+            return (slot, SecondaryIndex.Range(values: nil, lower: (values[0], true), upper: (values[1], true)))
+        default:
+            return nil
+        }
+    }
+
+    private static func listForm(_ expression: BoundExpression) -> Operand? {
+        switch expression {
+        case .constant(let operand): operand
+        case .list: .list([])
+        default: nil
+        }
+    }
+
+    /// The stored values of a constant or a list of constants.
+    private static func constants(_ expression: BoundExpression) -> [StoredValue]? {
+        func values(_ operand: Operand) -> [StoredValue]? {
+            switch operand {
+            case .value(let value): return [value]
+            case .list(let items):
+                var result: [StoredValue] = []
+                for item in items {
+                    guard case .value(let value) = item else { return nil }
+                    result.append(value)
+                }
+                return result
+            case .object: return nil
+            }
+        }
+        switch expression {
+        case .constant(let operand): return values(operand)
+        case .list(let items):
+            var result: [StoredValue] = []
+            for item in items {
+                guard case .constant(.value(let value)) = item else { return nil }
+                result.append(value)
+            }
+            return result
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+// The two things a predicate is tested against: committed records, read
+// from a snapshot of the store's state, and a context's objects.
+
+import Foundation
+
+/// A committed record, decoded only as far as the predicate reads.
+struct RecordSubject: PredicateSubject {
+    let snapshot: StateSnapshot
+    let entity: EntityDescription
+    let key: UInt64
+    /// The record's first values, in slot order.
+    let values: [StoredValue]
+    /// Which of `values` were decoded (the others are `.null` stand-ins);
+    /// empty when all were.
+    var decoded: [Bool] = []
+
+    var entityIndex: Int { entity.index }
+
+    func attribute(_ index: Int) -> StoredValue {
+        if index < values.count, decoded.isEmpty || decoded[index] { return values[index] }
+        return snapshot.state.record(entity, key).map { index < $0.values.count ? $0.values[index] : .null } ?? .null
+    }
+
+    func related(_ index: Int) -> [RecordSubject] {
+        let relationship = entity.relationships[index]
+        guard let destination = snapshot.model.entitiesByName[relationship.destination] else { return [] }
+        let keys: [UInt64]
+        if relationship.isStored {
+            let slot = entity.attributes.count + index
+            keys = CommittedState.targets(attribute(slot))
+        } else {
+            let inverseSlot = destination.attributes.count + relationship.inverseIndex
+            keys = snapshot.state.pointers(from: destination.name, slot: inverseSlot, to: key).sorted()
+        }
+        return keys.compactMap { key in
+            snapshot.state.record(destination, key).map { RecordSubject(snapshot: snapshot, entity: destination, key: key, values: $0.values) }
+        }
+    }
+
+    func derived(_ attribute: DerivedAttribute) -> Any? { nil }
+}
+
+/// An object of a context, with its unsaved changes.
+struct ObjectSubject: PredicateSubject {
+    let object: ManagedObject
+    let context: ObjectContext
+
+    var entityIndex: Int { object.entity.index }
+    var key: UInt64 { object.objectID.key }
+
+    func attribute(_ index: Int) -> StoredValue {
+        object.fulfill()
+        guard index < object.stored.count else { return .null }
+        let attribute = object.entity.attributes[index]
+        // A transformable value the app has read or written is compared by
+        // its data, as the store would hold it.
+        if case .transformable = attribute.type, let value = object.transformed[index] {
+            guard let value else { return .null }
+            return (try? attribute.type.stored(value)) ?? .null
+        }
+        return object.stored[index]
+    }
+
+    func related(_ index: Int) -> [ObjectSubject] {
+        let slot = object.entity.attributes.count + index
+        return context.link(of: object, slot: slot).targets.sorted().compactMap { id in
+            (try? context.object(with: id)).map { ObjectSubject(object: $0, context: context) }
+        }
+    }
+
+    func derived(_ attribute: DerivedAttribute) -> Any? { attribute.compute(object) }
+}

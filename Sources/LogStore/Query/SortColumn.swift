@@ -1,0 +1,84 @@
+// One sort key's values for every match, typed so that comparing two of
+// them neither switches over every kind of value nor copies them.
+
+import Foundation
+
+/// The values of one sort key, by match position: nil first, then values.
+enum SortColumn {
+    case strings([String?])
+    case integers([Int64?])
+    case numbers([Double?])
+    /// Values of mixed or other kinds, compared by ``StoredValue/sortOrder(_:_:)``.
+    case operands([Operand])
+
+    /// `values` in the narrowest column that holds them all; strings folded
+    /// as `options` ask.
+    init(_ values: [Operand], options: ComparisonOptions) {
+        var strings = true, integers = true, numbers = true
+        for value in values {
+            switch value {
+            case .value(.null): continue
+            case .value(.string): integers = false; numbers = false
+            case .value(.int16), .value(.int32), .value(.int64), .value(.bool): strings = false
+            case .value(.double), .value(.float), .value(.date): strings = false; integers = false
+            default: strings = false; integers = false; numbers = false
+            }
+        }
+        func stored(_ operand: Operand) -> StoredValue? {
+            if case .value(let value) = operand, value != .null { return value }
+            return nil
+        }
+        if strings {
+            self = .strings(values.map { operand in
+                guard case .string(let text)? = stored(operand) else { return nil }
+                return Comparing.fold(text, options)
+            })
+        } else if integers {
+            self = .integers(values.map { stored($0)?.integer })
+        } else if numbers {
+            self = .numbers(values.map { operand in
+                guard let value = stored(operand) else { return nil }
+                if case .date(let date) = value { return date.timeIntervalSinceReferenceDate }
+                return value.number
+            })
+        } else {
+            self = .operands(values)
+        }
+    }
+
+    /// Negative, zero or positive as the value at `a` sorts before, with,
+    /// or after the value at `b`.
+    func compare(_ a: Int, _ b: Int) -> Int {
+        switch self {
+        case .strings(let values): Self.compare(values[a], values[b])
+        case .integers(let values): Self.compare(values[a], values[b])
+        case .numbers(let values): Self.compare(values[a], values[b])
+        case .operands(let values):
+            switch Self.order(values[a], values[b]) {
+            case .orderedAscending: -1
+            case .orderedSame: 0
+            case .orderedDescending: 1
+            }
+        }
+    }
+
+    /// Nil first, then values, objects by key.
+    private static func order(_ a: Operand, _ b: Operand) -> ComparisonResult {
+        switch (a, b) {
+        case (.value(let x), .value(let y)): StoredValue.sortOrder(x, y)
+        case (.object(_, let x), .object(_, let y)): x == y ? .orderedSame : (x < y ? .orderedAscending : .orderedDescending)
+        case (.value(.null), _): .orderedAscending
+        case (_, .value(.null)): .orderedDescending
+        default: .orderedSame
+        }
+    }
+
+    private static func compare<T: Comparable>(_ a: T?, _ b: T?) -> Int {
+        switch (a, b) {
+        case (nil, nil): 0
+        case (nil, _): -1
+        case (_, nil): 1
+        case let (x?, y?): x == y ? 0 : (x < y ? -1 : 1)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// The secondary index against a dictionary of current values.
+
+import Foundation
+import Testing
+@testable import LogStore
+
+@Suite("Secondary index")
+struct SecondaryIndexTests {
+    @Test("Sets, changes and removes, settled and unsettled: lookups, estimates and ordered groups match a brute-force answer")
+    func matchesBruteForce() {
+        var index = SecondaryIndex(slot: 0)
+        var current: [UInt64: StoredValue] = [:]
+        var random = JournalFixtures.SeededGenerator(seed: 0x1DE)
+        func value() -> StoredValue {
+            switch random.next() % 10 {
+            case 0: .null
+            case 1: .double(Double(random.next() % 50) + 0.5)
+            default: .int64(Int64(random.next() % 50))
+            }
+        }
+        func check(_ step: Int) {
+            let ranges: [SecondaryIndex.Range] = [
+                .equal(to: [.int64(7)]), .equal(to: [.null]), .equal(to: [.int64(3), .double(10.5), .int64(3)]),
+                SecondaryIndex.Range(values: nil, lower: (.int64(10), true), upper: (.int64(20), false)),
+                SecondaryIndex.Range(values: nil, lower: (.double(40.5), false), upper: nil),
+                SecondaryIndex.Range(values: nil, lower: nil, upper: (.int64(5), true)),
+            ]
+            for range in ranges {
+                let expected = current.filter { range.contains($0.value) }.keys.sorted()
+                #expect(index.keys(in: range).sorted() == expected, "step \(step), \(range)")
+                #expect(index.estimate(range) >= expected.count)
+            }
+            for ascending in [true, false] {
+                var seen: [(StoredValue, [UInt64])] = []
+                index.forEachGroup(ascending: ascending) { value, keys in
+                    seen.append((value, keys))
+                    return true
+                }
+                let groups = Dictionary(grouping: current, by: { $0.value }).map { ($0.key, $0.value.map(\.key).sorted()) }
+                    .sorted { a, b in
+                        let order = StoredValue.sortOrder(a.0, b.0)
+                        return ascending ? order == .orderedAscending : order == .orderedDescending
+                    }
+                #expect(seen.map(\.1) == groups.map(\.1), "step \(step), ascending \(ascending)")
+            }
+        }
+        for step in 0..<6_000 {
+            let key = random.next() % 400 + 1
+            if random.next() % 5 == 0 {
+                index.remove(key)
+                current[key] = nil
+            } else {
+                let new = value()
+                index.set(key, new)
+                current[key] = new
+            }
+            if step % 7 == 0 { index.settle() }
+            if step % 1_000 == 999 { check(step) }
+        }
+        index.settle()
+        check(6_000)
+    }
+}
