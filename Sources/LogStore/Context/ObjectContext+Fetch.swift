@@ -12,8 +12,8 @@ extension ObjectContext {
     /// - Throws: `.unknownEntity`, `.unknownKey` (a key path the entity
     ///   lacks, naming entity and key), `.invalidPredicate`.
     public func fetch(_ request: FetchRequest) throws(LogStoreError) -> [ManagedObject] {
-        let (matches, _) = try FetchExecution(request, in: self).run()
-        return objects(for: matches, batchSize: request.fetchBatchSize)
+        let execution = try FetchExecution(request, in: self)
+        return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: request.fetchBatchSize)
     }
 
     /// The objects `request` selects, as instances of `type`.
@@ -41,20 +41,23 @@ extension ObjectContext {
     /// The value of a fetched property of `source`.
     func fetch(_ property: FetchedProperty, for source: ManagedObject) throws(LogStoreError) -> [ManagedObject] {
         let request = FetchRequest(entityName: property.destination, predicate: property.predicate, sortDescriptors: property.sortDescriptors)
-        let (matches, _) = try FetchExecution(request, in: self, source: source).run()
-        return objects(for: matches, batchSize: 0)
+        let execution = try FetchExecution(request, in: self, source: source)
+        return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: 0)
     }
 
-    private func objects(for matches: [FetchExecution.Match], batchSize: Int) -> [ManagedObject] {
+    private func objects(for matches: [FetchExecution.Match], of entity: EntityDescription, in snapshot: StateSnapshot, batchSize: Int) -> [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(matches.count)
         for (position, match) in matches.enumerated() {
             switch match {
             case .object(let subject):
                 objects.append(subject.object)
-            case .record(let record):
-                guard let object = try? object(with: store.id(record.entity, record.key)) else { continue }
-                if batchSize == 0 || position < batchSize { object.fulfill() }
+            case .record(let key, _):
+                guard let object = try? object(with: store.id(entity, key)) else { continue }
+                if object.isFault && (batchSize == 0 || position < batchSize) {
+                    // From the fetch's snapshot: the values the predicate saw.
+                    fulfill(object, from: snapshot.state.record(entity, key))
+                }
                 objects.append(object)
             }
         }
@@ -106,7 +109,7 @@ extension ObjectContext {
             return matches.map { match in
                 var row: [String: Any] = [:]
                 for (value, path) in values {
-                    if let path, let converted = swiftValue(match.value(path), path) { row[value.name] = converted }
+                    if let path, let converted = swiftValue(execution.value(path, of: match), path) { row[value.name] = converted }
                 }
                 return row
             }
@@ -116,7 +119,7 @@ extension ObjectContext {
         var rows: [[StoredValue]: [FetchExecution.Match]] = [:]
         for match in matches {
             let key = groups.map { group -> StoredValue in
-                if case .value(let stored) = match.value(group.1) { return stored }
+                if case .value(let stored) = execution.value(group.1, of: match) { return stored }
                 return .null
             }
             if rows[key] == nil { order.append(key) }
@@ -136,7 +139,7 @@ extension ObjectContext {
                     stored = .int64(Int64(members.count))
                 } else {
                     let items = path.map { path in members.map { match -> StoredValue in
-                        if case .value(let stored) = match.value(path) { return stored }
+                        if case .value(let stored) = execution.value(path, of: match) { return stored }
                         return .null
                     } } ?? []
                     let kind: KeyPathComponent = switch function {

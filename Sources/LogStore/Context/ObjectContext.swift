@@ -291,12 +291,13 @@ public final class ObjectContext {
         changed.append(object)
     }
 
-    /// Loads a fault's values from the store.
-    func fulfill(_ object: ManagedObject) {
+    /// Loads a fault's values from the store, or from `record` when the
+    /// caller has read it already (a fetch, from its snapshot).
+    func fulfill(_ object: ManagedObject, from record: Record? = nil) {
         guard object.isFault else { return }
         object.isFault = false
         let entity = object.entity
-        guard let record = store.record(object.objectID) else {
+        guard let record = record ?? store.record(object.objectID) else {
             object.stored = Array(repeating: .null, count: entity.attributes.count)
             object.committedStored = object.stored
             object.transformed = [:]

@@ -72,7 +72,9 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func readValue() throws(DecodeFailure) -> StoredValue {
+    /// Reads one value. `trusted` skips the UTF-8 check of strings: only for
+    /// bytes LogStore encoded in memory itself, never for bytes from a file.
+    mutating func readValue(trusted: Bool = false) throws(DecodeFailure) -> StoredValue {
         let code = try readByte()
         guard let type = ValueTypeCode(rawValue: code) else {
             throw DecodeFailure("unknown value type code \(code) at byte \(position - 1)")
@@ -96,7 +98,7 @@ extension ByteReader {
         case .double:
             return .double(Double(bitPattern: try readFixed(UInt64.self)))
         case .string:
-            return .string(try readString())
+            return .string(trusted ? String(decoding: try readLengthPrefixed(), as: UTF8.self) : try readString())
         case .date:
             return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed(UInt64.self))))
         case .data:

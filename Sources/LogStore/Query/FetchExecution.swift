@@ -5,23 +5,33 @@ import Foundation
 
 /// A fetch request resolved against its entity and run once.
 struct FetchExecution {
-    /// A result before it becomes an object, ID or dictionary.
+    /// A result before it becomes an object, ID or dictionary: a committed
+    /// record by key, with the values its sort keys read (if any), or an
+    /// object of the context.
     enum Match {
-        case record(RecordSubject)
+        case record(UInt64, [StoredValue])
         case object(ObjectSubject)
 
         var key: UInt64 {
             switch self {
-            case .record(let record): record.key
+            case .record(let key, _): key
             case .object(let object): object.key
             }
         }
+    }
 
-        func value(_ path: BoundPath) -> Operand {
-            switch self {
-            case .record(let record): PredicateEvaluation.value(path, record)
-            case .object(let object): PredicateEvaluation.value(path, object)
+    /// The value of `path` for `match`.
+    func value(_ path: BoundPath, of match: Match) -> Operand {
+        switch match {
+        case .record(let key, let values):
+            let decoded = values.isEmpty ? [] : sortDecoded
+            return values.withUnsafeBufferPointer { values in
+                decoded.withUnsafeBufferPointer { decoded in
+                    PredicateEvaluation.value(path, RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
+                }
             }
+        case .object(let object):
+            return PredicateEvaluation.value(path, object)
         }
     }
 
@@ -44,11 +54,13 @@ struct FetchExecution {
     let entity: EntityDescription
     private let predicate: BoundPredicate?
     private let sorts: [Sort]
-    private let snapshot: StateSnapshot
+    let snapshot: StateSnapshot
     /// The slots of each record to decode: those the predicate and the sort
     /// keys read (every slot when a key path leaves the record).
     private let predicateSlots: [Bool]
     private let sortSlots: [Bool]
+    /// Which values a matched record keeps for its sort keys were decoded.
+    private var sortDecoded: [Bool] { sortSlots }
 
     /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
     init(_ request: FetchRequest, in context: ObjectContext, source: ManagedObject? = nil) throws(LogStoreError) {
@@ -97,27 +109,53 @@ struct FetchExecution {
         let plan = choosePlan(tableCount: table.count)
         var matches: [Match] = []
         var examined = 0
-        var values: [StoredValue] = []
         let test = plan.covers ? nil : compiledTest()
-        // Decode what the test reads, and what the sort reads.
+        // Decode what the test reads, and what the sort reads; a match keeps
+        // the values only when there is a sort.
         var wanted = test == nil ? [] : predicateSlots
         for (slot, isWanted) in sortSlots.enumerated() where isWanted {
             if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
             wanted[slot] = true
         }
+        let keepsValues = !sorts.isEmpty
+        var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
+        let rawTests = test == nil || predicate?.usesDerivedAttributes == true ? nil : predicate.flatMap(RawStringTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1
+            var decided = false
+            if let rawTests {
+                var answer: Bool? = true
+                for raw in rawTests where answer == true { answer = raw.evaluate(bytes) }
+                if answer == false { return false }
+                decided = answer == true
+            }
+            if decided && !keepsValues {
+                matches.append(.record(key, []))
+                return true
+            }
             EntityTable.decode(bytes, wanted: wanted, into: &values)
-            let record = RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: wanted)
-            if let test, !test(record) { return false }
-            matches.append(.record(record))
+            if let test, !decided {
+                let matches = values.withUnsafeBufferPointer { values in
+                    wanted.withUnsafeBufferPointer { decoded in
+                        test(RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
+                    }
+                }
+                guard matches else { return false }
+            }
+            matches.append(.record(key, keepsValues ? values : []))
             return true
         }
         if let (index, range) = plan.lookup {
-            for key in index.keys(in: range).sorted() {
-                _ = table.withValueBytes(key) { consider(key, $0) }
+            let keys = index.keys(in: range).sorted()
+            if wanted.isEmpty {
+                // The index answers the whole predicate and nothing is sorted:
+                // the keys are the matches.
+                for key in keys where excluded.isEmpty || !excluded.contains(key) { matches.append(.record(key, [])) }
+                examined = keys.count
+            } else {
+                for key in keys { _ = table.withValueBytes(key) { consider(key, $0) } }
             }
         } else if let index = plan.order {
             // Read in the first sort key's order until the window is full.
@@ -185,11 +223,15 @@ struct FetchExecution {
             matches.sort { $0.key < $1.key }
             return
         }
-        let columns = sorts.map { sort in SortColumn(matches.map { $0.value(sort.path) }, options: sort.key.options) }
+        let columns = sorts.map { sort in SortColumn(matches.map { value(sort.path, of: $0) }, options: sort.key.options) }
         let ascending = sorts.map(\.key.ascending)
         let keys = matches.map(\.key)
+        // The first key's 16-byte prefixes decide most comparisons of ASCII
+        // text without touching the strings.
+        let prefixes = columns[0].asciiPrefixes
         var positions = Array(matches.indices)
         positions.sort { a, b in
+            if let prefixes, prefixes[a] != prefixes[b] { return (prefixes[a] < prefixes[b]) == ascending[0] }
             for (index, column) in columns.enumerated() {
                 let order = column.compare(a, b)
                 if order != 0 { return (order < 0) == ascending[index] }

@@ -4,20 +4,47 @@
 import Foundation
 
 /// A committed record, decoded only as far as the predicate reads.
+///
+/// Made for one test, and valid only during it: it borrows the fetch's
+/// snapshot and entity, and usually the values decoded for it, so testing a
+/// million records does not count a million references up and down.
 struct RecordSubject: PredicateSubject {
-    let snapshot: StateSnapshot
-    let entity: EntityDescription
+    enum Values {
+        /// The record's first values in slot order, and which of them were
+        /// decoded (the others are `.null` stand-ins; empty when all were).
+        case borrowed(UnsafeBufferPointer<StoredValue>, decoded: UnsafeBufferPointer<Bool>)
+        /// All of the record's values (a record reached through a relationship).
+        case owned([StoredValue])
+    }
+
+    unowned(unsafe) let snapshot: StateSnapshot
+    unowned(unsafe) let entity: EntityDescription
     let key: UInt64
-    /// The record's first values, in slot order.
-    let values: [StoredValue]
-    /// Which of `values` were decoded (the others are `.null` stand-ins);
-    /// empty when all were.
-    var decoded: [Bool] = []
+    let values: Values
+
+    init(snapshot: StateSnapshot, entity: EntityDescription, key: UInt64, values: UnsafeBufferPointer<StoredValue>, decoded: UnsafeBufferPointer<Bool>) {
+        self.snapshot = snapshot
+        self.entity = entity
+        self.key = key
+        self.values = .borrowed(values, decoded: decoded)
+    }
+
+    private init(snapshot: StateSnapshot, entity: EntityDescription, key: UInt64, all values: [StoredValue]) {
+        self.snapshot = snapshot
+        self.entity = entity
+        self.key = key
+        self.values = .owned(values)
+    }
 
     var entityIndex: Int { entity.index }
 
     func attribute(_ index: Int) -> StoredValue {
-        if index < values.count, decoded.isEmpty || decoded[index] { return values[index] }
+        switch values {
+        case .borrowed(let values, let decoded):
+            if index < values.count, decoded.isEmpty || decoded[index] { return values[index] }
+        case .owned(let values):
+            return index < values.count ? values[index] : .null
+        }
         return snapshot.state.record(entity, key).map { index < $0.values.count ? $0.values[index] : .null } ?? .null
     }
 
@@ -26,14 +53,13 @@ struct RecordSubject: PredicateSubject {
         guard let destination = snapshot.model.entitiesByName[relationship.destination] else { return [] }
         let keys: [UInt64]
         if relationship.isStored {
-            let slot = entity.attributes.count + index
-            keys = CommittedState.targets(attribute(slot))
+            keys = CommittedState.targets(attribute(entity.attributes.count + index))
         } else {
             let inverseSlot = destination.attributes.count + relationship.inverseIndex
             keys = snapshot.state.pointers(from: destination.name, slot: inverseSlot, to: key).sorted()
         }
         return keys.compactMap { key in
-            snapshot.state.record(destination, key).map { RecordSubject(snapshot: snapshot, entity: destination, key: key, values: $0.values) }
+            snapshot.state.record(destination, key).map { RecordSubject(snapshot: snapshot, entity: destination, key: key, all: $0.values) }
         }
     }
 

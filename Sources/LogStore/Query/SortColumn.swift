@@ -46,6 +46,29 @@ enum SortColumn {
         }
     }
 
+    /// For a column of ASCII strings: each value's first 16 bytes as a
+    /// number that orders as the bytes do (nil as 0, below every string),
+    /// so that most comparisons are one integer comparison. Nil when some
+    /// string is not ASCII, whose order bytes do not give.
+    var asciiPrefixes: [UInt128]? {
+        guard case .strings(let values) = self else { return nil }
+        var prefixes: [UInt128] = []
+        prefixes.reserveCapacity(values.count)
+        for value in values {
+            guard let value else { prefixes.append(0); continue }
+            var prefix: UInt128 = 0
+            var count = 0
+            for byte in value.utf8 {
+                guard byte < 0x80, byte != 0 else { return nil }
+                if count < 16 { prefix |= UInt128(byte) << UInt128(8 * (15 - count)) }
+                count += 1
+            }
+            // Empty strings sort after nil but before every other string.
+            prefixes.append(count == 0 ? 1 : prefix)
+        }
+        return prefixes
+    }
+
     /// Negative, zero or positive as the value at `a` sorts before, with,
     /// or after the value at `b`.
     func compare(_ a: Int, _ b: Int) -> Int {

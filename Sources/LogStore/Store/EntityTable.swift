@@ -38,7 +38,7 @@ struct EntityTable: Sendable {
             var values: [StoredValue] = []
             values.reserveCapacity(8)
             // The bytes were written by `set` from valid values, so they decode.
-            while !reader.isAtEnd, let value = try? reader.readValue() { values.append(value) }
+            while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
             return values
         }
         return Record(values: values, version: entry.version)
@@ -71,7 +71,7 @@ struct EntityTable: Sendable {
         // strings and data that are not wanted are skipped by their length.
         for isWanted in wanted where !reader.isAtEnd {
             if isWanted {
-                guard let value = try? reader.readValue() else { return }
+                guard let value = try? reader.readValue(trusted: true) else { return }
                 values.append(value)
             } else {
                 guard (try? reader.skipTrustedValue()) != nil else { return }

@@ -71,9 +71,10 @@ struct SecondaryIndex: Sendable {
     let slot: Int
     private var sorted: [Entry] = []
     private var tail: [Entry] = []
-    /// Per record key, the generation of its current entry (0: none yet).
-    private var generations: [UInt32] = []
-    private var present: [Bool] = []
+    /// Per record key, the generation of its current entry shifted left
+    /// by one, with the low bit set while the record holds a value: one
+    /// array, so that checking an entry costs one memory access.
+    private var states: [UInt32] = []
     private static let tailLimit = 1024
 
     init(slot: Int) { self.slot = slot }
@@ -81,20 +82,15 @@ struct SecondaryIndex: Sendable {
     /// Records `key` as holding `value` (replacing what it held).
     mutating func set(_ key: UInt64, _ value: StoredValue) {
         let index = Int(key)
-        if index >= generations.count {
-            generations.append(contentsOf: repeatElement(0, count: index + 1 - generations.count))
-            present.append(contentsOf: repeatElement(false, count: index + 1 - present.count))
-        }
-        generations[index] &+= 1
-        present[index] = true
-        tail.append(Entry(value: value, key: key, generation: generations[index]))
+        if index >= states.count { states.append(contentsOf: repeatElement(0, count: index + 1 - states.count)) }
+        states[index] = ((states[index] >> 1) &+ 1) << 1 | 1
+        tail.append(Entry(value: value, key: key, generation: states[index]))
     }
 
     mutating func remove(_ key: UInt64) {
         let index = Int(key)
-        guard index < generations.count else { return }
-        generations[index] &+= 1
-        present[index] = false
+        guard index < states.count else { return }
+        states[index] = ((states[index] >> 1) &+ 1) << 1
     }
 
     /// Merges the tail once it is long; called after each save is applied.
@@ -125,8 +121,7 @@ struct SecondaryIndex: Sendable {
     }
 
     private func isCurrent(_ entry: Entry) -> Bool {
-        let index = Int(entry.key)
-        return present[index] && generations[index] == entry.generation
+        states[Int(entry.key)] == entry.generation
     }
 
     private static func precedes(_ a: Entry, _ b: Entry) -> Bool {

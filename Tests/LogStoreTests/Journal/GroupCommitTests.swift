@@ -16,18 +16,27 @@ struct GroupCommitTests {
     private func commitConcurrently(_ journal: Journal, _ file: FaultyFile) -> Int {
         let keys = Counter()
         let undurable = Counter()
-        DispatchQueue.concurrentPerform(iterations: Self.committers) { _ in
-            for _ in 0..<Self.commitsEach {
-                do {
-                    try journal.appendSample(key: keys.increment(), size: 64)
-                } catch {
-                    Issue.record(error)
-                    return
+        // Threads of their own: concurrentPerform runs no more of them at
+        // once than there are cores, two here, and a loaded machine can leave
+        // those two taking turns, with nothing for a flush to share.
+        let finished = DispatchGroup()
+        for _ in 0..<Self.committers {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                for _ in 0..<Self.commitsEach {
+                    do {
+                        try journal.appendSample(key: keys.increment(), size: 64)
+                    } catch {
+                        Issue.record(error)
+                        return
+                    }
+                    let end = file.callingThreadsLastWriteEnd ?? .max
+                    if end > file.durableEnd { undurable.increment() }
                 }
-                let end = file.callingThreadsLastWriteEnd ?? .max
-                if end > file.durableEnd { undurable.increment() }
-            }
+            }.start()
         }
+        finished.wait()
         return Int(undurable.value)
     }
 
