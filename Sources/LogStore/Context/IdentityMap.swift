@@ -40,6 +40,12 @@ struct IdentityMap {
         }
     }
 
+    /// Makes room for `extra` more objects at once, so that registering
+    /// the results of a large fetch does not grow the table step by step.
+    mutating func reserveCapacity(forAdding extra: Int) {
+        while (count + extra) * 4 > entries.count * 3 { grow() }
+    }
+
     /// Empties the map, releasing its objects in address order: freeing
     /// hundreds of thousands of objects in hash order touched memory at
     /// random and cost more than the bulk insert that made them.

@@ -48,6 +48,7 @@ extension ObjectContext {
     private func objects(for matches: [FetchExecution.Match], of entity: EntityDescription, in snapshot: StateSnapshot, batchSize: Int) -> [ManagedObject] {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(matches.count)
+        reserveRegistrations(matches.count)
         for (position, match) in matches.enumerated() {
             switch match {
             case .object(let subject):

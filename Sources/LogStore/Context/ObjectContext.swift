@@ -257,6 +257,9 @@ public final class ObjectContext {
 
     func recordMisuse(_ error: LogStoreError) { misuse.append(error) }
 
+    /// Makes room in the identity map for `count` more objects.
+    func reserveRegistrations(_ count: Int) { registered.reserveCapacity(forAdding: count) }
+
     /// Whether any object of `entity` has unsaved changes here.
     func hasPendingObjects(of entity: EntityDescription) -> Bool {
         inserted.contains { $0.entity === entity } || changed.contains { $0.entity === entity && $0.hasChanges }

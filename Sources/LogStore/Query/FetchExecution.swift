@@ -189,7 +189,7 @@ struct FetchExecution {
     func count() -> Int {
         let plan = choosePlan(tableCount: snapshot.state.table(entity).count)
         if plan.covers, let (index, range) = plan.lookup, !(request.includesPendingChanges && context.hasPendingObjects(of: entity)) {
-            let matched = index.keys(in: range).count
+            let matched = index.count(in: range)
             let start = min(request.fetchOffset, matched)
             return request.fetchLimit > 0 ? min(matched - start, request.fetchLimit) : matched - start
         }

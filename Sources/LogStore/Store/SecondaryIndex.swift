@@ -167,6 +167,16 @@ struct SecondaryIndex: Sendable {
         return keys
     }
 
+    /// How many records hold a value in `range`.
+    func count(in range: Range) -> Int {
+        if let values = range.values, Set(values).count != values.count { return keys(in: range).count }
+        var count = 0
+        for part in span(range) {
+            for entry in sorted[part] where isCurrent(entry) { count += 1 }
+        }
+        return count + tail.count { isCurrent($0) && range.contains($0.value) }
+    }
+
     /// About how many records `range` holds, without reading them.
     func estimate(_ range: Range) -> Int {
         span(range).reduce(0) { $0 + $1.count } + tail.count { range.contains($0.value) }

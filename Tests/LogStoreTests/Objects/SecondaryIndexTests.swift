@@ -28,6 +28,7 @@ struct SecondaryIndexTests {
             for range in ranges {
                 let expected = current.filter { range.contains($0.value) }.keys.sorted()
                 #expect(index.keys(in: range).sorted() == expected, "step \(step), \(range)")
+                #expect(index.count(in: range) == expected.count, "step \(step), \(range)")
                 #expect(index.estimate(range) >= expected.count)
             }
             for ascending in [true, false] {
