@@ -13,12 +13,16 @@
 /// `[Hero]`) runs the fetch in the object's context each time, so the
 /// result includes the context's unsaved changes and is never stale.
 public struct FetchedProperty: Sendable {
+    /// The key it is read by.
     public var name: String
     /// The entity fetched.
     public var destination: String
+    /// Which objects, with `$FETCH_SOURCE` for the owner.
     public var predicate: ObjectPredicate
+    /// The order of the result.
     public var sortDescriptors: [SortKey]
 
+    /// A fetched property with a predicate already made.
     public init(_ name: String, of destination: String, where predicate: ObjectPredicate, sortedBy sortDescriptors: [SortKey] = []) {
         self.name = name
         self.destination = destination

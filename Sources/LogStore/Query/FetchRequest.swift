@@ -41,6 +41,8 @@ public struct FetchRequest: Sendable, Hashable {
     /// combination of these attributes' values.
     public var propertiesToGroupBy: [String]
 
+    /// A request for objects of `entityName`; every other setting can also
+    /// be changed afterwards.
     public init(
         entityName: String, predicate: ObjectPredicate? = nil, sortDescriptors: [SortKey] = [],
         fetchLimit: Int = 0, fetchOffset: Int = 0, fetchBatchSize: Int = 0
@@ -65,9 +67,12 @@ public struct FetchRequest: Sendable, Hashable {
 public struct SortKey: Sendable, Hashable {
     /// An attribute, or a key path through to-one relationships (`assetType.label`).
     public var keyPath: String
+    /// Smallest first (nil before everything) when true.
     public var ascending: Bool
+    /// For strings: fold case and/or diacritics before comparing.
     public var options: ComparisonOptions
 
+    /// Orders by `keyPath`, ascending unless told otherwise.
     public init(_ keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -78,6 +83,7 @@ public struct SortKey: Sendable, Hashable {
 /// A value in a dictionary result: an attribute, or an aggregate over the
 /// rows of a group (Core Data's `NSExpressionDescription`).
 public struct FetchedValue: Sendable, Hashable {
+    /// The aggregates Core Data's fetch expressions offer.
     public enum Function: String, Sendable, Hashable {
         case count, sum, average = "avg", minimum = "min", maximum = "max"
     }
@@ -108,6 +114,7 @@ public struct FetchedValue: Sendable, Hashable {
 /// How a fetch found its results, for tests and tuning
 /// (``ObjectContext/explain(_:)``).
 public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
+    /// How the candidates were found.
     public enum Strategy: Sendable, Hashable {
         /// Every record of the entity was read.
         case fullScan
@@ -117,6 +124,7 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         case indexOrder(attribute: String)
     }
 
+    /// How the candidates were found.
     public var strategy: Strategy
     /// Records the plan expected to read.
     public var estimatedRows: Int

@@ -26,9 +26,13 @@ import Foundation
 public indirect enum ObjectPredicate: Sendable, Hashable, CustomStringConvertible {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
+    /// `NOT predicate`.
     case not(ObjectPredicate)
+    /// Every part holds (`AND`, `&&`).
     case and([ObjectPredicate])
+    /// Some part holds (`OR`, `||`).
     case or([ObjectPredicate])
+    /// One comparison.
     case comparison(PredicateComparison)
 
     /// Parses `format`, replacing `%@`, `%K`, `%d`, `%i` and `%f` with
@@ -114,12 +118,17 @@ public indirect enum ObjectPredicate: Sendable, Hashable, CustomStringConvertibl
 /// One comparison: `left operator[options] right`, optionally over every
 /// element of a to-many key path (`ANY`, `ALL`, `NONE`).
 public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
+    /// `ANY`, `ALL`, `NONE`, or none.
     public var modifier: ComparisonModifier
+    /// The side before the operator, usually a key path.
     public var left: PredicateExpression
     public var `operator`: ComparisonOperator
+    /// The side after the operator, usually a constant.
     public var right: PredicateExpression
+    /// `[c]`, `[d]`, `[cd]`.
     public var options: ComparisonOptions
 
+    /// The comparison `left operator[options] right`.
     public init(_ left: PredicateExpression, _ `operator`: ComparisonOperator, _ right: PredicateExpression,
                 options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
         self.modifier = modifier

@@ -14,6 +14,7 @@ import Foundation
 /// Each produces the same ``ObjectPredicate`` as the equivalent format
 /// string: `PredicateKey("age") > 3` equals `try ObjectPredicate("age > 3")`.
 public struct PredicateKey: Sendable, Hashable {
+    /// The key path's keys and collection operators.
     public let components: [KeyPathComponent]
     let modifier: ComparisonModifier
 
@@ -43,11 +44,20 @@ public struct PredicateKey: Sendable, Hashable {
         return .comparison(PredicateComparison(.keyPath(components), op, right, options: options, modifier: modifier))
     }
 
+    // The comparison operators take any value a format string's `%@` takes
+    // (strings, numbers, dates, objects, IDs, arrays); nil compares with nil.
+
+    /// `key == value`.
     public static func == (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.equal, value) }
+    /// `key != value`.
     public static func != (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.notEqual, value) }
+    /// `key < value`.
     public static func < (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.less, value) }
+    /// `key <= value`.
     public static func <= (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.lessOrEqual, value) }
+    /// `key > value`.
     public static func > (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.greater, value) }
+    /// `key >= value`.
     public static func >= (key: PredicateKey, value: Any?) -> ObjectPredicate { key.compare(.greaterOrEqual, value) }
 
     /// `== value`, with `[c]`/`[d]` options for strings.
@@ -56,7 +66,9 @@ public struct PredicateKey: Sendable, Hashable {
     public func between(_ lower: Any, _ upper: Any) -> ObjectPredicate { compare(.between, [lower, upper]) }
     /// `IN {values}`.
     public func `in`(_ values: [Any?]) -> ObjectPredicate { compare(.in, values) }
+    /// `BEGINSWITH prefix`.
     public func beginsWith(_ prefix: String, options: ComparisonOptions = []) -> ObjectPredicate { compare(.beginsWith, prefix, options) }
+    /// `ENDSWITH suffix`.
     public func endsWith(_ suffix: String, options: ComparisonOptions = []) -> ObjectPredicate { compare(.endsWith, suffix, options) }
     /// `CONTAINS value`: a substring of a string, or an element of a collection.
     public func contains(_ value: Any?, options: ComparisonOptions = []) -> ObjectPredicate { compare(.contains, value, options) }

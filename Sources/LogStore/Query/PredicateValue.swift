@@ -5,12 +5,18 @@ import Foundation
 /// A constant in a predicate: a literal of the format string, or an
 /// argument (`%@`, `%d`, `%f`) converted when the predicate was made.
 public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
+    /// `nil`, `NULL`.
     case null
+    /// `YES`, `NO`, `TRUE`, `FALSE`.
     case bool(Bool)
+    /// Integers of any width.
     case integer(Int64)
+    /// Floating-point numbers.
     case double(Double)
     case string(String)
+    /// A point in time; compares with dates.
     case date(Date)
+    /// Bytes; a transformable value's data compares as this.
     case data(Data)
     case uuid(UUID)
     /// An object, by ID (a managed object passed as `%@` becomes its ID).
