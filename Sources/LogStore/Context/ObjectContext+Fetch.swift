@@ -49,6 +49,7 @@ extension ObjectContext {
         var objects: [ManagedObject] = []
         objects.reserveCapacity(matches.count)
         reserveRegistrations(matches.count)
+        let table = snapshot.state.table(entity)
         for (position, match) in matches.enumerated() {
             switch match {
             case .object(let subject):
@@ -57,7 +58,7 @@ extension ObjectContext {
                 guard let object = try? object(with: store.id(entity, key)) else { continue }
                 if object.isFault && (batchSize == 0 || position < batchSize) {
                     // From the fetch's snapshot: the values the predicate saw.
-                    fulfill(object, from: snapshot.state.record(entity, key))
+                    fulfill(object, from: table.record(key))
                 }
                 objects.append(object)
             }
