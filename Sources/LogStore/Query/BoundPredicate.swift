@@ -53,6 +53,12 @@ struct BoundPath {
         }
     }
 
+    /// Whether the path ends in a derived attribute, which only objects compute.
+    var isDerived: Bool {
+        if case .derived = tail { return true }
+        return false
+    }
+
     /// The attribute slot when the path is a plain attribute of the object itself.
     var directAttribute: Int? {
         guard steps.isEmpty, case .attribute(let slot) = tail else { return nil }

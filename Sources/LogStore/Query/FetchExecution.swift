@@ -23,6 +23,10 @@ struct FetchExecution {
     /// The value of `path` for `match`.
     func value(_ path: BoundPath, of match: Match) -> Operand {
         switch match {
+        case .record(let key, _) where path.isDerived:
+            // Derived attributes are computed by objects only.
+            guard let object = try? context.object(with: context.store.id(entity, key)) else { return .value(.null) }
+            return PredicateEvaluation.value(path, ObjectSubject(object: object, context: context))
         case .record(let key, let values):
             let decoded = values.isEmpty ? [] : sortDecoded
             return values.withUnsafeBufferPointer { values in

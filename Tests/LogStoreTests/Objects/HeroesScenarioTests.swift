@@ -163,6 +163,9 @@ struct HeroesScenarioTests {
             #expect(clark.sameSexHeroes?.compactMap(\.name) == ["Bruce"])
             #expect(kara.sameSexHeroes?.compactMap(\.name) == ["Diana"])
             #expect((diana["olderHeroes"] as? [ManagedObject])?.count == 2)
+            // A derived attribute sorts and filters saved heroes too (objects compute it).
+            let byAge = try context.fetch(FetchRequest(entityName: "Hero", predicate: try ObjectPredicate("age > 80"), sortDescriptors: [SortKey("age")]), as: Hero.self)
+            #expect(byAge.compactMap(\.name) == ["Diana", "Bruce", "Clark"])
             // An unsaved hero counts, as it would in a fetch.
             _ = try hero("Barry", 1940, "Male")
             #expect(bruce.youngerHeroes?.compactMap(\.name) == ["Barry", "Diana", "Kara"])
