@@ -73,10 +73,19 @@ extension ObjectContext {
     /// (`count`, `sum`, `avg`, `min`, `max`) over each group's rows, grouped
     /// by `request.propertiesToGroupBy` (one group of all rows when there is
     /// none and an aggregate is asked for). Nil values are left out, as in
-    /// Core Data.
+    /// Core Data. As in Core Data, the rows come from the saved state (the
+    /// context's unsaved changes do not count), and the limit and offset
+    /// apply to the rows returned, after grouping.
     public func fetchDictionaries(_ request: FetchRequest) throws(LogStoreError) -> [[String: Any]] {
-        let execution = try FetchExecution(request, in: self)
-        let binder = PredicateBinder(model: store.model)
+        // As in Core Data, dictionary results (and their aggregates) are
+        // computed from the saved state; and a window applies to the rows
+        // returned, so grouping sees every object.
+        var saved = request
+        saved.includesPendingChanges = false
+        saved.fetchLimit = 0
+        saved.fetchOffset = 0
+        let execution = try FetchExecution(saved, in: self)
+        let binder = PredicateBinder(model: store.model, storeID: store.storeID)
         let entity = execution.entity
         func path(_ keyPath: String) throws(LogStoreError) -> BoundPath {
             let path = try binder.path(KeyPathComponent.parse(keyPath), from: entity)
@@ -89,7 +98,7 @@ extension ObjectContext {
         let values = try fetched.map { value throws(LogStoreError) in (value, try value.keyPath.map { keyPath throws(LogStoreError) in try path(keyPath) }) }
         let groups = try request.propertiesToGroupBy.map { key throws(LogStoreError) in (key, try path(key)) }
         let aggregates = fetched.contains { $0.function != nil }
-        for (value, _) in values where value.function == nil && aggregates && !request.propertiesToGroupBy.contains(value.keyPath ?? "") {
+        for (value, _) in values where value.function == nil && (aggregates || !groups.isEmpty) && !request.propertiesToGroupBy.contains(value.keyPath ?? "") {
             throw LogStoreError(.invalidArgument, "\(value.name) is neither grouped by nor an aggregate; add it to propertiesToGroupBy", entity: entity.name, attribute: value.name)
         }
         let matches = execution.run().matches
@@ -97,6 +106,7 @@ extension ObjectContext {
             switch operand {
             case .value(.null): return nil
             case .value(let stored):
+                if let path, path.isDecimal, let number = stored.number { return Decimal(number) }
                 if let path, case .attribute(let slot) = path.tail {
                     return (try? path.entity.attributes[slot].type.value(stored)) ?? nil
                 }
@@ -107,40 +117,69 @@ extension ObjectContext {
                 return items.compactMap { swiftValue($0, path) }
             }
         }
-        guard aggregates || !groups.isEmpty else {
-            return matches.map { match in
+        let rows: [[String: Any]]
+        if !aggregates && groups.isEmpty {
+            rows = matches.map { match in
                 var row: [String: Any] = [:]
                 for (value, path) in values {
                     if let path, let converted = swiftValue(execution.value(path, of: match), path) { row[value.name] = converted }
                 }
                 return row
             }
+        } else {
+            rows = Self.groupRows(matches, execution: execution, groups: groups, values: values, swiftValue: swiftValue)
         }
-        // Groups in the order of their first row, which follows the sort.
-        var order: [[StoredValue]] = []
-        var rows: [[StoredValue]: [FetchExecution.Match]] = [:]
-        for match in matches {
-            let key = groups.map { group -> StoredValue in
-                if case .value(let stored) = execution.value(group.1, of: match) { return stored }
-                return .null
+        let start = min(request.fetchOffset, rows.count)
+        let end = request.fetchLimit > 0 ? min(rows.count, start + request.fetchLimit) : rows.count
+        return Array(rows[start..<end])
+    }
+
+    /// A group's key: attribute values, or related objects.
+    private enum GroupValue: Hashable {
+        case value(StoredValue)
+        case object(Int, UInt64)
+
+        var operand: Operand {
+            switch self {
+            case .value(let value): .value(value)
+            case .object(let entity, let key): .object(entity: entity, key: key)
             }
-            if rows[key] == nil { order.append(key) }
-            rows[key, default: []].append(match)
         }
-        if groups.isEmpty && order.isEmpty { order = [[]]; rows[[]] = [] }
+    }
+
+    /// One row per group of `matches` (all of them in one group when there
+    /// is nothing to group by), in the order of each group's first match.
+    private static func groupRows(
+        _ matches: [FetchExecution.Match], execution: FetchExecution, groups: [(String, BoundPath)],
+        values: [(FetchedValue, BoundPath?)], swiftValue: (Operand, BoundPath?) -> Any?
+    ) -> [[String: Any]] {
+        var order: [[GroupValue]] = []
+        var members: [[GroupValue]: [FetchExecution.Match]] = [:]
+        for match in matches {
+            let key = groups.map { group -> GroupValue in
+                switch execution.value(group.1, of: match) {
+                case .value(let stored): .value(stored)
+                case .object(let entity, let key): .object(entity, key)
+                case .list: .value(.null)
+                }
+            }
+            if members[key] == nil { order.append(key) }
+            members[key, default: []].append(match)
+        }
+        if groups.isEmpty && order.isEmpty { order = [[]] }
         return order.map { key in
-            let members = rows[key] ?? []
+            let rows = members[key] ?? []
             var row: [String: Any] = [:]
             for (index, group) in groups.enumerated() {
-                if let converted = swiftValue(.value(key[index]), group.1) { row[group.0] = converted }
+                if let converted = swiftValue(key[index].operand, group.1) { row[group.0] = converted }
             }
             for (value, path) in values {
                 guard let function = value.function else { continue }
                 let stored: StoredValue
                 if function == .count {
-                    stored = .int64(Int64(members.count))
+                    stored = .int64(Int64(rows.count))
                 } else {
-                    let items = path.map { path in members.map { match -> StoredValue in
+                    let items = path.map { path in rows.map { match -> StoredValue in
                         if case .value(let stored) = execution.value(path, of: match) { return stored }
                         return .null
                     } } ?? []
@@ -192,7 +231,7 @@ extension ObjectPredicate {
             throw LogStoreError(.wrongContext, "\(object.objectID) has no context to evaluate a predicate in", entity: object.entity.name)
         }
         let predicate = substitutions.isEmpty ? self : substituting(substitutions)
-        let bound = try PredicateBinder(model: context.store.model).bind(predicate, to: object.entity)
+        let bound = try PredicateBinder(model: context.store.model, storeID: context.store.storeID).bind(predicate, to: object.entity)
         return PredicateEvaluation.evaluate(bound, ObjectSubject(object: object, context: context))
     }
 }

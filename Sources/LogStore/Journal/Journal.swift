@@ -169,12 +169,23 @@ public final class Journal: Sendable {
     /// Writes a transaction without waiting for it to be durable; pair with
     /// ``waitUntilDurable(_:)``. The store uses it under group commit so that
     /// its own lock is not held while saves wait for a shared flush.
-    func write(_ changes: some PayloadChanges) throws(LogStoreError) -> UInt64 {
+    ///
+    /// `announced`: the caller called ``announceWrite()`` first.
+    func write(_ changes: some PayloadChanges, announced: Bool = false) throws(LogStoreError) -> UInt64 {
         guard options.access == .readWrite else {
+            if announced { writer.withdrawWrite() }
             throw LogStoreError(.readOnly, "\(path) was opened read-only; open it with access .readWrite to save", path: path)
         }
-        return try writer.write(changes, at: Date())
+        return try writer.write(changes, at: Date(), announced: announced)
     }
+
+    /// Tells a flush being gathered under group commit that a write is on
+    /// its way (the caller is waiting for a lock of its own first). Follow
+    /// it with `write(_:announced: true)` or ``withdrawWrite()``.
+    func announceWrite() { writer.announceWrite() }
+
+    /// Takes back an ``announceWrite()`` that no write follows.
+    func withdrawWrite() { writer.withdrawWrite() }
 
     /// Returns once transaction `sequence` is as durable as the mode promises.
     func waitUntilDurable(_ sequence: UInt64) throws(LogStoreError) { try writer.waitUntilDurable(sequence) }

@@ -98,10 +98,22 @@ final class JournalWriter: @unchecked Sendable {
     /// its sequence number. Callers that hold a lock of their own while
     /// writing call ``waitUntilDurable(_:)`` after releasing it, so that
     /// concurrent saves can share a flush.
-    func write(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
-        arriving.add(1, ordering: .relaxed)
+    ///
+    /// `announced` says the caller already counted itself in with
+    /// ``announceWrite()``, before waiting for a lock of its own: a flush
+    /// being gathered then waits for it too, instead of going out while it
+    /// queues behind that lock.
+    func write(_ changes: some PayloadChanges, at time: Date, announced: Bool = false) throws(LogStoreError) -> UInt64 {
+        if !announced { arriving.add(1, ordering: .relaxed) }
         return try locked { () throws(LogStoreError) in try writeLocked(changes, at: time) }
     }
+
+    /// Counts a committer on its way to ``write(_:at:announced:)``; pair
+    /// with that call, or with ``withdrawWrite()`` when it does not write.
+    func announceWrite() { arriving.add(1, ordering: .relaxed) }
+
+    /// Takes back an ``announceWrite()`` that no write follows.
+    func withdrawWrite() { arriving.subtract(1, ordering: .relaxed) }
 
     private func writeLocked(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         defer { arriving.subtract(1, ordering: .relaxed) }

@@ -43,6 +43,8 @@ struct BoundPath {
     var tail: Tail
     /// The entity the tail applies to.
     var entity: EntityDescription
+    /// The tail is a Decimal attribute: stored as text, compared as a number.
+    var isDecimal = false
 
     /// Whether the path yields a collection (it passes a to-many relationship
     /// and does not aggregate it).
@@ -135,12 +137,18 @@ extension BoundExpression {
 /// Resolves predicates against a model's entities.
 struct PredicateBinder {
     let model: Model
+    /// The store whose objects the predicate tests: IDs of other stores
+    /// match nothing.
+    let storeID: UUID?
     /// Values for `$NAME` variables; `FETCH_SOURCE` may be an object.
     var variables: [String: Operand] = [:]
     /// The object `$FETCH_SOURCE` names, for key paths read from it.
     var fetchSource: ((String, [KeyPathComponent]) throws(LogStoreError) -> Operand)?
 
-    init(model: Model) { self.model = model }
+    init(model: Model, storeID: UUID? = nil) {
+        self.model = model
+        self.storeID = storeID
+    }
 
     func bind(_ predicate: ObjectPredicate, to entity: EntityDescription) throws(LogStoreError) -> BoundPredicate {
         switch predicate {
@@ -208,7 +216,9 @@ struct PredicateBinder {
         case .data(let value): return .value(.data(value))
         case .uuid(let value): return .value(.uuid(value))
         case .object(let id):
-            guard let target = model.entitiesByName[id.entityName] else { return .object(entity: -1, key: id.key) }
+            guard storeID == nil || id.storeID == storeID, let target = model.entitiesByName[id.entityName] else {
+                return .object(entity: -1, key: id.key)
+            }
             return .object(entity: target.index, key: id.key)
         case .list(let values):
             return .list(try values.map { value throws(LogStoreError) in try operand(value, entity: entity, other: other) })
@@ -250,7 +260,9 @@ struct PredicateBinder {
                     guard remaining.isEmpty else {
                         throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is an attribute; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
                     }
-                    return BoundPath(steps: steps, tail: .attribute(slot), entity: entity)
+                    var path = BoundPath(steps: steps, tail: .attribute(slot), entity: entity)
+                    if case .decimal = entity.attributes[slot].type { path.isDecimal = true }
+                    return path
                 case .derived(let derived):
                     guard remaining.isEmpty else {
                         throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is derived; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
@@ -280,7 +292,9 @@ struct PredicateBinder {
                 guard case .key(let key) = next, case .attribute(let slot) = entity.property(named: key), remaining.isEmpty else {
                     throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) must be followed by one attribute of \(entity.name) in \(text)", entity: entity.name)
                 }
-                return BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
+                var path = BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
+                if case .decimal = entity.attributes[slot].type { path.isDecimal = true }
+                return path
             }
         }
         return BoundPath(steps: steps, tail: .objects, entity: entity)

@@ -34,7 +34,11 @@ enum CompiledPredicate {
     private static func attributeComparison<Subject: PredicateSubject>(_ comparison: BoundComparison) -> ((Subject) -> Bool)? {
         guard comparison.modifier == .direct, case .path(let path) = comparison.left, let slot = path.directAttribute,
               case .constant(let constant) = comparison.right else { return nil }
-        if case .value(.string(let needle)) = constant, let test: (Subject) -> Bool = stringComparison(comparison, slot: slot, needle: needle) {
+        let type = path.entity.attributes[slot].type
+        // Decimals are stored as text but compare as numbers: the general path.
+        if case .decimal = type { return nil }
+        if case .string = type, case .value(.string(let needle)) = constant,
+           let test: (Subject) -> Bool = stringComparison(comparison, slot: slot, needle: needle) {
             return test
         }
         guard case .value(let right) = constant else { return nil }
@@ -110,8 +114,9 @@ enum ASCIIFolding {
                 guard byte < 0x80 else { return nil }
                 if lowercase(byte) != needle[index] { return false }
             }
-            // A combining mark right after the prefix would join its last character.
-            if bytes.count > needle.count, bytes[needle.count] >= 0x80 { return nil }
+            // A combining mark right after the prefix would join its last
+            // character, and so would "\n" after "\r".
+            if bytes.count > needle.count, bytes[needle.count] >= 0x80 || (needle.last == 0x0D && bytes[needle.count] == 0x0A) { return nil }
             return true
         } ?? nil
     }

@@ -72,7 +72,7 @@ struct FetchExecution {
         self.request = request
         let model = context.store.model
         entity = try model.entity(named: request.entityName)
-        var binder = PredicateBinder(model: model)
+        var binder = PredicateBinder(model: model, storeID: context.store.storeID)
         if let source {
             binder.fetchSource = { _, path throws(LogStoreError) in
                 let subject = ObjectSubject(object: source, context: context)
@@ -299,26 +299,50 @@ struct FetchExecution {
             return nil
         }
         guard let values = Self.constants(constant) else { return nil }
+        // A single value only where one was written: `age == {5}` compares
+        // a number with a list, which never matches.
+        let isSingle: Bool
+        if case .constant(.value) = constant { isSingle = true } else { isSingle = false }
+        let type = entity.attributes[slot].type
+        // Decimals are stored as text, so their index is in text order.
+        if case .decimal = type { return nil }
         switch op {
         case .equal:
-            guard values.count == 1 else { return nil }
+            guard isSingle else { return nil }
             return (slot, .equal(to: values))
         case .in:
             guard case .list = Self.listForm(constant) else { return nil }
             // Nil is never in a collection.
             return (slot, .equal(to: values.filter { $0 != .null }))
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard values.count == 1, values[0] != .null else { return nil }
+            guard isSingle, values[0] != .null else { return nil }
+            // A bound of another kind (a string for a number) compares with
+            // nothing, so nothing matches, as a scan decides.
+            guard Self.orders(type, values[0]) else { return (slot, .equal(to: [])) }
             var range = SecondaryIndex.Range()
             if op == .less || op == .lessOrEqual { range.upper = (values[0], op == .lessOrEqual) }
             else { range.lower = (values[0], op == .greaterOrEqual) }
             return (slot, range)
         case .between:
             guard values.count == 2, !values.contains(.null) else { return nil }
+            guard values.allSatisfy({ Self.orders(type, $0) }) else { return (slot, .equal(to: [])) }
             return (slot, SecondaryIndex.Range(values: nil, lower: (values[0], true), upper: (values[1], true)))
         default:
             return nil
         }
+    }
+
+    /// Whether values of `type` have an order with `value`.
+    private static func orders(_ type: AttributeType, _ value: StoredValue) -> Bool {
+        let sample: StoredValue? = switch type {
+        case .string: .string("")
+        case .bool, .int16, .int32, .int64, .double, .float: .int64(0)
+        case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
+        case .data: .data(Data())
+        case .uuid: .uuid(UUID())
+        case .url, .decimal, .transformable: nil
+        }
+        return sample.map { StoredValue.order($0, value) != nil } ?? false
     }
 
     private static func listForm(_ expression: BoundExpression) -> Operand? {

@@ -70,6 +70,20 @@ enum PredicateEvaluation {
     }
 
     static func value<Subject: PredicateSubject>(_ path: BoundPath, _ subject: Subject) -> Operand {
+        if path.isDecimal { return numeric(plainValue(path, subject)) }
+        return plainValue(path, subject)
+    }
+
+    /// A Decimal attribute's text as a number (its stored form is text).
+    private static func numeric(_ operand: Operand) -> Operand {
+        switch operand {
+        case .value(.string(let text)): .value(Decimal(string: text).map { .double(NSDecimalNumber(decimal: $0).doubleValue) } ?? .null)
+        case .list(let items): .list(items.map(numeric))
+        default: operand
+        }
+    }
+
+    private static func plainValue<Subject: PredicateSubject>(_ path: BoundPath, _ subject: Subject) -> Operand {
         if path.steps.isEmpty, case .attribute(let slot) = path.tail { return .value(subject.attribute(slot)) }
         var subjects = [subject]
         for step in path.steps { subjects = subjects.flatMap { $0.related(step.index) } }
@@ -83,7 +97,13 @@ enum PredicateEvaluation {
         case .objects: return result(subjects.map { .object(entity: $0.entityIndex, key: $0.key) })
         case .count: return .value(.int64(Int64(subjects.count)))
         case .aggregate(let kind, let slot):
-            let values = slot.map { slot in subjects.map { $0.attribute(slot) } } ?? []
+            var values = slot.map { slot in subjects.map { $0.attribute(slot) } } ?? []
+            if path.isDecimal {
+                values = values.map { value in
+                    guard case .string(let text) = value, let decimal = Decimal(string: text) else { return value }
+                    return .double(NSDecimalNumber(decimal: decimal).doubleValue)
+                }
+            }
             return .value(Aggregation.aggregate(kind, values))
         }
     }

@@ -133,7 +133,8 @@ struct PredicateLexer {
             guard position > digits, let value = UInt64(String(characters[digits..<position]), radix: 16) else {
                 throw PredicateParser.error("expected hexadecimal digits after '0x'", column: start)
             }
-            return .integer(Int64(bitPattern: value))
+            // Beyond Int64, a number, as a decimal literal of that size is.
+            return Int64(exactly: value).map(PredicateToken.Kind.integer) ?? .double(Double(value))
         }
         var isInteger = true
         while let character = current, character.isASCII, character.isNumber { position += 1 }

@@ -141,6 +141,10 @@ struct PredicateParser {
                 if case .constant(.list(let values)) = right, values.count == 2 {
                     return PredicateComparison(left, op, right, options: options, modifier: modifier)
                 }
+                // A variable substituted later (`BETWEEN $RANGE`).
+                if case .variable(_, let path) = right, path.isEmpty {
+                    return PredicateComparison(left, op, right, options: options, modifier: modifier)
+                }
                 throw Self.error("expected {lower, upper} after BETWEEN", column: rightToken.column)
             }
         }
@@ -216,7 +220,8 @@ struct PredicateParser {
             switch current.kind {
             case .integer(let value):
                 advance()
-                return .constant(.integer(-value))
+                let (negated, overflow) = Int64(0).subtractingReportingOverflow(value)
+                return .constant(overflow ? .double(-Double(value)) : .integer(negated))
             case .double(let value):
                 advance()
                 return .constant(.double(-value))

@@ -41,7 +41,7 @@ struct RecordSubject: PredicateSubject {
     func attribute(_ index: Int) -> StoredValue {
         switch values {
         case .borrowed(let values, let decoded):
-            if index < values.count, decoded.isEmpty || decoded[index] { return values[index] }
+            if index < values.count, decoded.isEmpty || (index < decoded.count && decoded[index]) { return values[index] }
         case .owned(let values):
             return index < values.count ? values[index] : .null
         }

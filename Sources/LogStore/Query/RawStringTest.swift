@@ -51,8 +51,9 @@ struct RawStringTest {
         switch operation {
         case .beginsWith:
             guard text.count >= needle.count else { return text.allSatisfy { $0 < 0x80 } ? false : nil }
-            // A combining mark right after the prefix joins its last character.
-            if text.count > needle.count, text[needle.count] >= 0x80 { return nil }
+            // A combining mark right after the prefix joins its last
+            // character, and so does "\n" after "\r" (one Character).
+            if text.count > needle.count, text[needle.count] >= 0x80 || (needle.last == 0x0D && text[needle.count] == 0x0A) { return nil }
             return matches(text, count: needle.count)
         default:
             guard text.count == needle.count else { return text.allSatisfy { $0 < 0x80 } ? false : nil }

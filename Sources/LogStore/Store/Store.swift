@@ -225,6 +225,15 @@ public final class Store: Sendable {
     /// in sequence order, and a record written by a save still waiting for
     /// its flush conflicts like one already changed.
     func commit(_ save: PendingSave, ignoringVersions: Bool) throws -> StoreChanges {
+        // Under group commit, count this save in with the journal before
+        // queueing for the store's lock, so that a flush being gathered
+        // waits for it rather than going out with fewer saves.
+        var announced = false
+        if case .groupCommit = journal.options.durability {
+            journal.announceWrite()
+            announced = true
+        }
+        defer { if announced { journal.withdrawWrite() } }
         let (sequence, waitOutsideLock) = try writeLock.withLock { () throws -> (UInt64, Bool) in
             if !ignoringVersions {
                 let conflicts = inFlight.withLock { inFlight in
@@ -240,7 +249,8 @@ public final class Store: Sendable {
             guard case .groupCommit = journal.options.durability else {
                 return (try journal.append(payload, at: Date()), false)
             }
-            let sequence = try journal.write(payload)
+            announced = false  // the write takes it over, also when it fails
+            let sequence = try journal.write(payload, announced: true)
             inFlight.withLock { inFlight in
                 for change in save.changes { inFlight[id(change.entity, change.key)] = sequence }
             }
