@@ -45,10 +45,9 @@ enum AppendThroughput: BenchmarkGroup {
             {
                 let file = try PlainFile(path: context.scratch.freshPath("append.plain"))
                 defer { context.scratch.remove(file.path) }
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: payloadBytes) {
                     for payload in payloads { try payload.withUnsafeBytes { try file.append($0) } }
                 }
-                return Sample(work: payloadBytes, seconds: seconds)
             },
         ])
         let logStore = report.add("LogStore append, \(label)", rates[0], scale: 1e-6, unit: "MB/s")

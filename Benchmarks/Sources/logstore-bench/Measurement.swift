@@ -8,6 +8,13 @@ struct Sample: Sendable {
     var rate: Double { work / seconds }
 }
 
+extension Sample {
+    /// `work` units done by `body`, timed by the monotonic clock.
+    static func timing(work: Double, _ body: () throws -> Void) rethrows -> Sample {
+        Sample(work: work, seconds: try Stopwatch.seconds(body))
+    }
+}
+
 /// The rates (work per second) of a case's repeated runs. Reports use the
 /// median, which one run slowed by writeback or a neighbour's build does not move.
 struct Rates: Sendable {

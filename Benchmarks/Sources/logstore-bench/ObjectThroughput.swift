@@ -40,10 +40,9 @@ enum ObjectThroughput: BenchmarkGroup {
                 defer { context.scratch.remove(path) }
                 let store = try Store(path: path, model: model)
                 defer { store.close() }
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(count)) {
                     try PersonModel.insert(people, into: store.newContext())
                 }
-                return Sample(work: Double(count), seconds: seconds)
             },
             {
                 let database = try GRDBPeople(path: context.scratch.freshPath("insert-records.sqlite"), synchronousFull: false)
@@ -78,10 +77,9 @@ enum ObjectThroughput: BenchmarkGroup {
                 let store = try Store(path: path, model: model)
                 defer { store.close() }
                 let objects = store.newContext()
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(count)) {
                     for values in people { try PersonModel.insert([values], into: objects) }
                 }
-                return Sample(work: Double(count), seconds: seconds)
             },
             {
                 let path = context.scratch.freshPath("saves-group.logstore")
@@ -90,19 +88,18 @@ enum ObjectThroughput: BenchmarkGroup {
                 defer { store.close() }
                 let contexts = ContextPerThread(store: store, count: threads)
                 let perThread = count / threads
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(perThread * threads)) {
                     try ThreadsAtOnce.run(count: threads) { thread in
                         for index in 0..<perThread {
                             try PersonModel.insert([people[thread * perThread + index]], into: contexts[thread])
                         }
                     }
                 }
-                return Sample(work: Double(perThread * threads), seconds: seconds)
             },
             {
                 let database = try GRDBPeople(path: context.scratch.freshPath("saves.sqlite"), synchronousFull: true)
                 defer { database.remove() }
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(count)) {
                     for values in people {
                         try database.queue.write { db in
                             let record = values.grdb
@@ -110,19 +107,17 @@ enum ObjectThroughput: BenchmarkGroup {
                         }
                     }
                 }
-                return Sample(work: Double(count), seconds: seconds)
             },
             {
                 let file = try PlainFile(path: context.scratch.freshPath("saves.plain"))
                 defer { context.scratch.remove(file.path) }
                 let record = [UInt8](repeating: 0x61, count: 100)
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(count)) {
                     for _ in 0..<count {
                         try record.withUnsafeBytes { try file.append($0) }
                         try file.synchronize()
                     }
                 }
-                return Sample(work: Double(count), seconds: seconds)
             },
         ])
         let single = report.add("LogStore save of one new person, .fsyncEveryCommit", rates[0], unit: "saves/s")
@@ -221,11 +216,10 @@ enum ObjectThroughput: BenchmarkGroup {
                 let store = try Store(path: copy, model: model)
                 defer { store.close() }
                 let objects = store.newContext()
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(targets.count)) {
                     for key in targets { try objects.object(with: byKey[key]!)["age"] = Int64(101) }
                     try objects.save()
                 }
-                return Sample(work: Double(targets.count), seconds: seconds)
             },
             {
                 let copy = try copyFile(storePath, context)
@@ -233,11 +227,10 @@ enum ObjectThroughput: BenchmarkGroup {
                 let store = try Store(path: copy, model: model)
                 defer { store.close() }
                 let objects = store.newContext()
-                let seconds = try Stopwatch.seconds {
+                return try Sample.timing(work: Double(targets.count)) {
                     for key in targets { try objects.delete(try objects.object(with: byKey[key]!)) }
                     try objects.save()
                 }
-                return Sample(work: Double(targets.count), seconds: seconds)
             },
             {
                 let seconds = try database.inRolledBackTransaction { db in

@@ -36,8 +36,7 @@ enum Recovery: BenchmarkGroup {
             {
                 if cold { _ = PageCache.drop() }
                 var bytes = 0
-                let seconds = try Stopwatch.seconds { bytes = try readSequentially(path) }
-                return Sample(work: Double(bytes), seconds: seconds)
+                return try Sample.timing(work: Double(bytes)) { bytes = try readSequentially(path) }
             }
         }
 

@@ -587,24 +587,25 @@ public final class ObjectContext {
         }
         for object in inserted where !object.isDeleted {
             object.isInserted = false
-            object.committedStored = object.savingStored ?? object.committedStored
-            object.savingStored = nil
-            object.committedLinks = object.links
-            object.changedSlots = []
-            object.version = changes.sequence
+            Self.markSaved(object, version: changes.sequence)
         }
         for object in changed where !object.isDeleted {
             object.isTracked = false
-            object.committedStored = object.savingStored ?? object.committedStored
-            object.savingStored = nil
-            object.committedLinks = object.links
-            object.changedSlots = []
-            object.version = changes.sequence
+            Self.markSaved(object, version: changes.sequence)
         }
         inserted = []
         deletedObjects = [:]
         changed = []
         misuse = []
+    }
+
+    /// Makes what a save wrote the object's committed state.
+    private static func markSaved(_ object: ManagedObject, version: UInt64) {
+        object.committedStored = object.savingStored ?? object.committedStored
+        object.savingStored = nil
+        object.committedLinks = object.links
+        object.changedSlots = []
+        object.version = version
     }
 
     /// Drops an object's unsaved changes: it becomes a fault again.

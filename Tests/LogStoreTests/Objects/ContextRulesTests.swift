@@ -49,15 +49,6 @@ enum Company {
 
 @Suite("Context rules")
 struct ContextRulesTests {
-    func withStore<T>(_ body: (Store, String) throws -> T) throws -> T {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/rules.logstore"
-            let store = try Store(path: path, model: try Company.model())
-            defer { store.close() }
-            return try body(store, path)
-        }
-    }
-
     @Test("Setting either side of a relationship updates the other, and both survive a relaunch")
     func inverses() throws {
         try withTemporaryDirectory { directory in
@@ -93,7 +84,7 @@ struct ContextRulesTests {
 
     @Test("Delete rules: cascade across two levels, nullify, deny blocks the save with a clear error, no action leaves the inverse")
     func deleteRules() throws {
-        try withStore { store, _ in
+        try withStore(try Company.model()) { store, _ in
             let context = store.newContext()
             let company = try context.insert("Company"), department = try context.insert("Department"), office = try context.insert("Office")
             department["company"] = company
@@ -132,7 +123,7 @@ struct ContextRulesTests {
 
     @Test("Every validation rule kind fails, all reported in one error; nothing is written; rollback restores")
     func validationRules() throws {
-        try withStore { store, path in
+        try withStore(try Company.model()) { store, path in
             let context = store.newContext()
             let gauge = try context.insert("Gauge")
             gauge["label"] = "ok"
@@ -161,7 +152,7 @@ struct ContextRulesTests {
 
     @Test("Merge policies: a conflicting save errors by default; storeWins keeps the store's values; objectWins writes its own")
     func mergePolicies() throws {
-        try withStore { store, _ in
+        try withStore(try Company.model()) { store, _ in
             let setup = store.newContext()
             let office = try setup.insert("Office")
             office["city"] = "Oslo"
@@ -195,7 +186,7 @@ struct ContextRulesTests {
 
     @Test("A save notifies observers; another context merges it on request")
     func notifications() throws {
-        try withStore { store, _ in
+        try withStore(try Company.model()) { store, _ in
             let reader = store.newContext(), writer = store.newContext()
             let office = try writer.insert("Office")
             office["city"] = "Rome"
@@ -265,7 +256,7 @@ struct ContextRulesTests {
 
     @Test("Bad input is a typed error: wrong value type, unknown key, relationship to the wrong entity, another context's object, a deleted object")
     func badInput() throws {
-        try withStore { store, _ in
+        try withStore(try Company.model()) { store, _ in
             let context = store.newContext()
             let employee = try context.insert("Employee"), office = try context.insert("Office")
             #expect(throws: LogStoreError.self) { try employee.setValue(42, forKey: "name") }

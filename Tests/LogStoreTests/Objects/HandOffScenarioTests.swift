@@ -40,11 +40,7 @@ struct HandOffScenarioTests {
     @Test("A background context finds people aged 100 to 200 and hands their IDs to the main context, which reads them")
     @MainActor
     func handOff() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { removeTemporaryDirectory(directory) }
-        do {
-            let store = try Store(path: directory + "/people.logstore", model: try People.model(), options: JournalOptions(durability: .deferredToOS))
-            defer { store.close() }
+        try await withMainActorStore(try People.model(), options: JournalOptions(durability: .deferredToOS)) { store in
             let writer = store.newBackgroundContext()
             try await writer.perform { context in
                 for age in stride(from: 0, to: 300, by: 5) {
@@ -117,9 +113,7 @@ struct HandOffScenarioTests {
 
     @Test("Identity map: the same ID twice in one context is one instance; two contexts hold two")
     func identityMap() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/identity.logstore", model: try People.model())
-            defer { store.close() }
+        try withStore(try People.model()) { store, _ in
             let first = store.newContext(), second = store.newContext()
             let person = try first.insert("Person")
             try first.save()
@@ -134,11 +128,7 @@ struct HandOffScenarioTests {
     @Test("Four background contexts insert and update concurrently while the main context reads; every save lands")
     @MainActor
     func concurrentContexts() async throws {
-        let directory = try makeTemporaryDirectory()
-        defer { removeTemporaryDirectory(directory) }
-        do {
-            let store = try Store(path: directory + "/concurrent.logstore", model: try People.model(), options: JournalOptions(durability: .groupCommit))
-            defer { store.close() }
+        try await withMainActorStore(try People.model(), options: JournalOptions(durability: .groupCommit)) { store in
             let saves = 25
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<4 {
@@ -173,9 +163,7 @@ struct HandOffScenarioTests {
 
     @Test("Under group commit, two contexts saving the same record at once: exactly one save wins each round, the other gets .mergeConflict")
     func concurrentConflicts() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/conflicts.logstore", model: try People.model(), options: JournalOptions(durability: .groupCommit))
-            defer { store.close() }
+        try withStore(try People.model(), options: JournalOptions(durability: .groupCommit)) { store, _ in
             let setup = store.newContext()
             let person = try setup.insert("Person")
             try setup.save()

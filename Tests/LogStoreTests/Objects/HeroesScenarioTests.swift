@@ -142,9 +142,7 @@ struct HeroesScenarioTests {
 
     @Test("Fetched properties: older, younger and same-sex heroes, evaluated against the hero that owns them, unsaved changes included")
     func fetchedProperties() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/heroes.logstore", model: try Heroes.model())
-            defer { store.close() }
+        try withStore(try Heroes.model()) { store, _ in
             let context = store.newContext()
             func hero(_ name: String, _ year: Int, _ sex: String) throws -> Hero {
                 let hero = try context.insert(Hero.self)

@@ -8,13 +8,11 @@ import Testing
 struct IdentityMapTests {
     @Test("Inserts, replacements, lookups and removals across two entities and many growths match a dictionary")
     func matchesADictionary() throws {
-        try withTemporaryDirectory { directory in
-            let model = try Model {
-                Entity("Item") { Attribute("name", .string) }
-                Entity("Tag") { Attribute("label", .string) }
-            }
-            let store = try Store(path: directory + "/map.logstore", model: model)
-            defer { store.close() }
+        let model = try Model {
+            Entity("Item") { Attribute("name", .string) }
+            Entity("Tag") { Attribute("label", .string) }
+        }
+        try withStore(model) { store, _ in
             let context = store.newContext()
             func makeObject(_ entity: EntityDescription, _ key: UInt64) -> ManagedObject {
                 ManagedObject(ManagedObject.Creation(entity: entity, id: store.id(entity, key), context: context))

@@ -103,9 +103,7 @@ struct ManagedPropertyTests {
 
     @Test("A value of another type converts when it fits, and otherwise the save fails naming entity and key")
     func conversionsAndErrors() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/typed.logstore", model: try Self.model())
-            defer { store.close() }
+        try withStore(try Self.model()) { store, _ in
             let context = store.newContext()
             let sample = try context.insert(Sample.self)
             sample.smallAsInt = 300

@@ -21,6 +21,34 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
     return try await body(path)
 }
 
+/// Opens a store of `model` at `PATH/name` in a new temporary directory,
+/// runs `body` with it and its path, then closes it and removes the
+/// directory.
+func withStore<T>(
+    _ model: Model, named name: String = "test.logstore", options: JournalOptions = JournalOptions(),
+    _ body: (Store, String) throws -> T
+) throws -> T {
+    try withTemporaryDirectory { directory in
+        let path = directory + "/" + name
+        let store = try Store(path: path, model: model, options: options)
+        defer { store.close() }
+        return try body(store, path)
+    }
+}
+
+/// ``withStore(_:named:options:_:)`` for tests on the main actor, whose
+/// body awaits background contexts.
+@MainActor
+func withMainActorStore(
+    _ model: Model, options: JournalOptions = JournalOptions(), _ body: @MainActor (Store) async throws -> Void
+) async throws {
+    let directory = try makeTemporaryDirectory()
+    defer { removeTemporaryDirectory(directory) }
+    let store = try Store(path: directory + "/test.logstore", model: model, options: options)
+    defer { store.close() }
+    try await body(store)
+}
+
 /// Byte-level edits of a store file, for turning each row of FORMAT.md's
 /// damage table into a test.
 struct StoreFileSurgery {
