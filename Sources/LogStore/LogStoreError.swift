@@ -38,6 +38,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedFormatVersion = Kind("unsupportedFormatVersion")
         /// A frame is damaged and valid frames follow it, or it declares impossible sizes.
         public static let corruptFrame = Kind("corruptFrame")
+        /// A snapshot's index or one of its blocks is damaged (FORMAT.md §11).
+        public static let corruptSnapshot = Kind("corruptSnapshot")
         /// Another writer holds the store's lock.
         public static let storeLocked = Kind("storeLocked")
         /// An earlier write or fsync failed; the store refuses writes until reopened.

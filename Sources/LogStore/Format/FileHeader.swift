@@ -12,12 +12,17 @@ public struct FileHeader: Hashable, Sendable {
     public var storeID: UUID
     /// When the store was created, to the microsecond.
     public var createdAt: Date
+    /// Where the snapshot index frame starts, or nil when the file holds no
+    /// snapshot (version 2; FORMAT.md §11).
+    public var snapshotIndexOffset: UInt64?
 
-    init(storeID: UUID, createdAt: Date) {
-        writeVersion = FileLayout.writeVersion
-        readVersion = FileLayout.readVersion
+    init(storeID: UUID, createdAt: Date, snapshotIndexOffset: UInt64? = nil) {
+        let version = snapshotIndexOffset == nil ? FileLayout.journalOnlyVersion : FileLayout.snapshotVersion
+        writeVersion = version
+        readVersion = version
         self.storeID = storeID
         self.createdAt = Date(timeIntervalSince1970: TimeInterval(Microseconds(createdAt)) / 1_000_000)
+        self.snapshotIndexOffset = snapshotIndexOffset
     }
 
     /// The 64 bytes of the header.
@@ -29,6 +34,7 @@ public struct FileHeader: Hashable, Sendable {
         writer.appendFixed(UInt32(FileLayout.headerSize))
         withUnsafeBytes(of: storeID.uuid) { writer.append($0) }
         writer.appendFixed(Microseconds(createdAt))
+        if let snapshotIndexOffset { writer.appendFixed(snapshotIndexOffset) }
         writer.append(contentsOf: repeatElement(0, count: FileLayout.headerChecksumOffset - writer.count))
         let checksum = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
         writer.appendFixed(checksum)
@@ -55,8 +61,8 @@ public struct FileHeader: Hashable, Sendable {
             let headerSize = try reader.readFixed(UInt32.self)
             // Versions come before the checksum: a newer header may lay out
             // its other fields differently, and deserves a version message.
-            if readVersion > FileLayout.writeVersion {
-                throw LogStoreError(.unsupportedFormatVersion, "\(path) needs a reader of format version \(readVersion) or later (written as version \(writeVersion)); this LogStore reads version \(FileLayout.writeVersion): open it with a newer LogStore", path: path, offset: 10)
+            if readVersion > FileLayout.currentVersion {
+                throw LogStoreError(.unsupportedFormatVersion, "\(path) needs a reader of format version \(readVersion) or later (written as version \(writeVersion)); this LogStore reads versions up to \(FileLayout.currentVersion): open it with a newer LogStore", path: path, offset: 10)
             }
             let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: FileLayout.headerChecksumOffset, as: UInt32.self))
             let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<FileLayout.headerChecksumOffset]))
@@ -70,9 +76,18 @@ public struct FileHeader: Hashable, Sendable {
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: uuidBytes) }
             let micros = try reader.readFixed(Int64.self)
+            // Version 1 leaves these bytes reserved; only a version 2 file
+            // (one that needs a version 2 reader) has a snapshot.
+            let snapshotOffset = try reader.readFixed(UInt64.self)
             var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000))
             header.writeVersion = writeVersion
             header.readVersion = readVersion
+            if readVersion >= FileLayout.snapshotVersion {
+                guard snapshotOffset >= UInt64(FileLayout.headerSize) else {
+                    throw LogStoreError(.corruptHeader, "the header of \(path) says the file starts with a snapshot but places its index at offset \(snapshotOffset), inside the header; restore the file from a backup", path: path, offset: UInt64(FileLayout.snapshotOffsetField))
+                }
+                header.snapshotIndexOffset = snapshotOffset
+            }
             return header
         } catch let failure as DecodeFailure {
             throw LogStoreError(.corruptHeader, "the header of \(path) does not decode: \(failure.reason)", path: path, offset: 0)
@@ -85,7 +100,7 @@ public struct FileHeader: Hashable, Sendable {
 
     /// Whether this code may append to the file: a newer writer may have
     /// added frame kinds or fields this code would not keep up to date.
-    var isWritableByThisVersion: Bool { writeVersion <= FileLayout.writeVersion }
+    var isWritableByThisVersion: Bool { writeVersion <= FileLayout.currentVersion }
 }
 
 /// Microseconds since 1970-01-01T00:00:00Z, the time unit of the format.

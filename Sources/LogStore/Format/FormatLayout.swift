@@ -2,15 +2,22 @@
 
 /// Constants of the on-disk format that every reader and writer shares.
 ///
-/// Change nothing here without bumping ``FileLayout/writeVersion`` and
+/// Change nothing here without bumping ``FileLayout/currentVersion`` and
 /// updating FORMAT.md: files already written depend on these numbers.
 enum FileLayout {
     /// "LOGSTORE" in ASCII.
     static let magic: [UInt8] = Array("LOGSTORE".utf8)
-    /// The format this code writes.
-    static let writeVersion: UInt16 = 1
-    /// The oldest reader version that can read what this code writes.
-    static let readVersion: UInt16 = 1
+    /// The newest format this code reads and writes: version 2 adds the
+    /// snapshot (FORMAT.md §11).
+    static let currentVersion: UInt16 = 2
+    /// The version of a file without a snapshot: a journal alone is laid
+    /// out exactly as version 1 specifies, so it is written as version 1
+    /// and older readers keep reading it.
+    static let journalOnlyVersion: UInt16 = 1
+    /// The version of a file that starts with a snapshot.
+    static let snapshotVersion: UInt16 = 2
+    /// Where a version 2 header keeps the offset of the snapshot index frame.
+    static let snapshotOffsetField = 40
     /// The size of the file header, in bytes.
     static let headerSize = 64
     /// Where the header's CRC32C sits: it covers the bytes before it.
@@ -38,4 +45,12 @@ enum FrameLayout {
     static let carriesDictionaryFlag: UInt16 = 1
     /// A store dictionary holds 1 to this many bytes (LZ4 uses at most 64 KiB).
     static let maxDictionarySize = 64 << 10
+}
+
+/// Constants of the snapshot (FORMAT.md §11).
+enum SnapshotLayout {
+    /// The raw size a block is filled to before it is compressed and
+    /// written (a record is never split, so a block can exceed it by one
+    /// record).
+    static let defaultBlockSize = 64 << 10
 }

@@ -6,10 +6,16 @@ import Foundation
 public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// One save's changes (FORMAT.md §5.1).
     case transaction = 1
+    /// Live records of a snapshot, sorted (FORMAT.md §11.2).
+    case snapshotBlock = 2
+    /// A snapshot's directory and indexes (FORMAT.md §11.3).
+    case snapshotIndex = 3
 
     public var description: String {
         switch self {
         case .transaction: "transaction"
+        case .snapshotBlock: "snapshot block"
+        case .snapshotIndex: "snapshot index"
         }
     }
 }
@@ -72,6 +78,43 @@ public struct FrameHeader: Hashable, Sendable {
         frame.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
         checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: frame[FrameLayout.checksummedHeaderStart...]))
         frame.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
+    }
+}
+
+extension FrameHeader {
+    /// LZ4 never pays below a few dozen bytes, so smaller payloads stay raw.
+    static let smallestCompressedPayload = 32
+
+    /// Replaces the contents of `frame` with a whole frame: header, then
+    /// `payload` compressed with LZ4 (against `dictionary` when given) if
+    /// that makes it smaller, else as it is. Every frame kind is written here.
+    @discardableResult
+    static func encodeFrame(
+        kind: FrameKind, sequence: UInt64, timestampMicroseconds: Int64, payload raw: UnsafeRawBufferPointer,
+        compressor: LZ4.Compressor?, dictionary: LZ4.PresetDictionary? = nil, carriesDictionary: Bool = false,
+        into frame: inout ByteWriter
+    ) -> FrameHeader {
+        frame.removeAll()
+        frame.append(contentsOf: repeatElement(0, count: FrameLayout.headerSize))
+        var codec = PayloadCodec.raw
+        if let compressor, raw.count >= smallestCompressedPayload {
+            frame.appendUninitialized(count: LZ4.compressBound(raw.count)) { destination in
+                let size = if let dictionary {
+                    compressor.compress(raw, into: destination, dictionary: dictionary)
+                } else {
+                    compressor.compress(raw, into: destination)
+                }
+                return size > 0 && size < raw.count ? size : 0
+            }
+            if frame.count > FrameLayout.headerSize { codec = dictionary == nil ? .lz4Block : .lz4BlockWithDictionary }
+        }
+        if codec == .raw { frame.append(raw) }
+        var header = FrameHeader(
+            checksum: 0, storedSize: UInt32(frame.count - FrameLayout.headerSize), rawSize: UInt32(raw.count),
+            sequence: sequence, timestampMicroseconds: timestampMicroseconds, kind: kind, codec: codec,
+            carriesDictionary: carriesDictionary)
+        frame.withUnsafeMutableBytes { header.write(into: $0) }
+        return header
     }
 }
 

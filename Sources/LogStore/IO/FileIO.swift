@@ -25,6 +25,11 @@ protocol FileIO: AnyObject, Sendable {
     func truncate(to size: UInt64) throws(LogStoreError)
     /// Closes the file; later calls fail.
     func close()
+    /// A second, read-only descriptor of the same file (the same inode, even
+    /// once another file was renamed over its path), with a life of its own:
+    /// a snapshot reads its blocks through one, so that closing or replacing
+    /// the journal's descriptor never pulls a file out from under a reader.
+    func reopenForReading() throws(LogStoreError) -> any FileIO
 }
 
 extension FileIO {

@@ -24,8 +24,10 @@ final class SystemFile: FileIO, @unchecked Sendable {
         case createExclusive(permissions: mode_t)
     }
 
-    init(path: String, mode: Mode) throws(LogStoreError) {
-        self.path = path
+    /// Opens `path`; `reportingAs` names the file in messages when the path
+    /// opened is an alias of it.
+    init(path: String, mode: Mode, reportingAs name: String? = nil) throws(LogStoreError) {
+        self.path = name ?? path
         let flags: Int32
         var permissions: mode_t = 0
         switch mode {
@@ -36,7 +38,7 @@ final class SystemFile: FileIO, @unchecked Sendable {
             permissions = mode
         }
         let fd = retryingOnInterrupt { open(path, flags | O_CLOEXEC, permissions) }
-        guard fd >= 0 else { throw SystemFile.error(errno, "open", path: path) }
+        guard fd >= 0 else { throw SystemFile.error(errno, "open", path: name ?? path) }
         descriptor = fd
     }
 
@@ -92,6 +94,18 @@ final class SystemFile: FileIO, @unchecked Sendable {
     func close() {
         _ = flock(descriptor, LOCK_UN)
         _ = Glibc.close(descriptor)
+    }
+
+    func reopenForReading() throws(LogStoreError) -> any FileIO {
+        // /proc/self/fd/N opens the descriptor's own inode, whatever its
+        // path names now; without /proc, the path must still name it.
+        let alias = "/proc/self/fd/\(descriptor)"
+        let reopened = try SystemFile(path: SystemFile.exists(alias) ? alias : path, mode: .readOnly, reportingAs: path)
+        guard try reopened.identity() == identity() else {
+            reopened.close()
+            throw LogStoreError(.io, "\(path) was replaced while it was being opened; open the store again", path: path)
+        }
+        return reopened
     }
 
     /// The device and inode, to recognise the same file under two paths.

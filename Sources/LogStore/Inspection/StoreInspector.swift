@@ -24,11 +24,25 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     public var unreadableTailBytes: UInt64
     /// The first damage, if the file has any.
     public var damage: String?
+    /// The snapshot the file starts with, if it has one.
+    public var snapshot: SnapshotInfo?
 
     /// Raw payload bytes per stored payload byte (1 when nothing compressed).
     public var compressionRatio: Double {
         storedPayloadBytes == 0 ? 1 : Double(rawPayloadBytes) / Double(storedPayloadBytes)
     }
+}
+
+/// Facts about a store file's snapshot (FORMAT.md §11).
+public struct SnapshotInfo: Sendable, Hashable, Codable {
+    /// The last transaction it includes: history before it is folded away.
+    public var sequence: UInt64
+    /// Live records it holds, per entity.
+    public var records: [String: Int]
+    public var blocks: Int
+    /// Its size in the file, index included, and its records' raw size.
+    public var storedBytes: UInt64
+    public var rawBytes: UInt64
 }
 
 /// One problem ``StoreInspector/verify(path:)`` found.
@@ -68,8 +82,25 @@ public enum StoreInspector {
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func info(path: String) throws(LogStoreError) -> StoreInfo {
         try withFile(path) { (file, header, size) throws(LogStoreError) in
+            var start = UInt64(FileLayout.headerSize)
+            var snapshot: SnapshotInfo?
+            var snapshotSequence: UInt64?
+            var snapshotDamage: String?
+            if let indexOffset = header.snapshotIndexOffset {
+                do throws(LogStoreError) {
+                    let (index, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
+                    start = indexOffset + frame.frameSize
+                    snapshotSequence = index.sequence
+                    snapshot = SnapshotInfo(
+                        sequence: index.sequence, records: Dictionary(uniqueKeysWithValues: index.entities.map { ($0.name, $0.keys.count) }),
+                        blocks: index.blocks.count, storedBytes: start, rawBytes: index.blocks.reduce(0) { $0 + UInt64($1.rawSize) })
+                } catch {
+                    snapshotDamage = error.message
+                    start = size
+                }
+            }
             var scanner = FrameScanner(file: file, limit: size)
-            let summary = try scanner.scan { _, _ in }
+            let summary = try scanner.scan(from: start, lastSequence: snapshotSequence) { _, _ in }
             var info = StoreInfo(
                 path: path, writeVersion: Int(header.writeVersion), readVersion: Int(header.readVersion),
                 storeID: header.storeID, createdAt: header.createdAt, fileSize: size,
@@ -80,6 +111,8 @@ public enum StoreInspector {
             if case .damage(let offset, let number, let reason) = summary.end {
                 info.damage = "frame \(number) at offset \(offset): \(reason)"
             }
+            info.snapshot = snapshot
+            info.damage = snapshotDamage ?? info.damage
             return info
         }
     }
@@ -91,16 +124,44 @@ public enum StoreInspector {
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`
     ///   (a file too damaged to have frames at all).
     public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
-        try withFile(path) { (file, _, size) throws(LogStoreError) in
+        try withFile(path) { (file, header, size) throws(LogStoreError) in
             var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
             var scanner = FrameScanner(file: file, limit: size)
-            var symbols = SymbolTable()
-            var decoder = PayloadDecoder()
-            var start = UInt64(FileLayout.headerSize)
-            var lastSequence: UInt64?
+            var origin = TailOrigin(file: file)
+            // Frames are numbered through the file: blocks, the index, then transactions.
             var number = 1
+            if let indexOffset = header.snapshotIndexOffset {
+                // Every block is read and decoded in full: verify is where
+                // damage that open's checksums cannot see would show.
+                let index: SnapshotIndex
+                do throws(LogStoreError) {
+                    let (read, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
+                    index = read
+                    origin = try TailOrigin(file: file, start: indexOffset + frame.frameSize, index: index)
+                } catch {
+                    report.problems.append(VerificationProblem(offset: indexOffset, frameNumber: 0, message: error.message))
+                    report.notes.append("without its snapshot index, neither the snapshot's blocks nor the transactions after it can be checked")
+                    return report
+                }
+                let slotCounts = index.entities.map(\.slots.count)
+                for number in index.blocks.indices {
+                    do throws(LogStoreError) {
+                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, in: file)
+                        report.validFrames += 1
+                    } catch {
+                        report.problems.append(VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message))
+                    }
+                }
+                report.validFrames += 1  // the index
+                number = index.blocks.count + 2
+            }
+            var symbols = origin.symbols
+            var decoder = PayloadDecoder(dictionary: origin.dictionary)
+            var start = origin.start
+            var lastSequence = origin.sequenceBefore
             while true {
                 let summary = try scanner.scan(from: start, lastSequence: lastSequence, firstNumber: number) { (frame, stored) throws(DecodeFailure) in
+                    try Journal.checkKind(frame.header)
                     try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)
                 }
                 report.validFrames += summary.frameCount

@@ -217,3 +217,38 @@ struct FrameScanner {
         return buffer[0..<count]
     }
 }
+
+extension FrameScanner {
+    /// The frame at `offset`, read alone and checked against the validity
+    /// rule (FORMAT.md §3) but not against its neighbours: how a snapshot's
+    /// index and blocks are read, found through the header and the
+    /// directory rather than by scanning.
+    ///
+    /// Returns the header and the stored payload, or why the bytes there are
+    /// not a valid frame ending by `limit`; throws only when reading fails.
+    static func readFrame(in file: any FileIO, at offset: UInt64, limit: UInt64) throws(LogStoreError) -> Result<(FrameHeader, [UInt8]), DecodeFailure> {
+        guard offset >= UInt64(FileLayout.headerSize), offset <= limit, limit - offset >= UInt64(FrameLayout.headerSize) else {
+            return .failure(DecodeFailure("no frame fits at offset \(offset) (the region ends at \(limit))"))
+        }
+        let head = try file.read(count: FrameLayout.headerSize, at: offset)
+        guard head.count == FrameLayout.headerSize else { return .failure(DecodeFailure("the file ends inside the frame header")) }
+        let storedSize: UInt32
+        switch head.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) {
+        case .success(let size): storedSize = size
+        case .failure(.badMagic): return .failure(DecodeFailure("no frame magic \"LSFR\" at offset \(offset)"))
+        case .failure(.impossibleSize(let reason)), .failure(.unknownField(let reason)): return .failure(DecodeFailure("the frame \(reason)"))
+        }
+        guard UInt64(storedSize) <= limit - offset - UInt64(FrameLayout.headerSize) else {
+            return .failure(DecodeFailure("the frame declares \(storedSize) bytes of payload, past the end of its region"))
+        }
+        let payload = try file.read(count: Int(storedSize), at: offset + UInt64(FrameLayout.headerSize))
+        guard payload.count == Int(storedSize) else { return .failure(DecodeFailure("the file ends inside the frame's payload")) }
+        let matches = head.withUnsafeBytes { header in payload.withUnsafeBytes { FrameHeader.checksumMatches(header: header, payload: $0) } }
+        guard matches else { return .failure(DecodeFailure("the frame fails its checksum")) }
+        switch head.withUnsafeBytes({ FrameHeader.parse($0) }) {
+        case .success(let header): return .success((header, payload))
+        case .failure(.badMagic): return .failure(DecodeFailure("no frame magic"))
+        case .failure(.impossibleSize(let reason)), .failure(.unknownField(let reason)): return .failure(DecodeFailure("the frame's checksum matches but it \(reason)"))
+        }
+    }
+}

@@ -43,8 +43,11 @@ public final class Journal: Sendable {
     /// ``RecoveryReport/outcome`` is not `.clean`.
     public let recovery: RecoveryReport
 
-    private let file: any FileIO
     private let writer: JournalWriter
+    /// The snapshot the file starts with, if any; replaced by a compaction.
+    private let currentSnapshot: Protected<SnapshotFile?>
+    /// The decoded snapshot index, until the store takes it to build its state.
+    private let openedIndex: Protected<SnapshotIndex?>
 
     /// Opens the store file at `path`, creating it if missing (read-write only).
     ///
@@ -61,13 +64,29 @@ public final class Journal: Sendable {
             }
             try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()))
         }
-        let file = try SystemFile(path: path, mode: options.access == .readOnly ? .readOnly : .readWrite)
-        do throws(LogStoreError) {
-            if options.access == .readWrite { try FileLock.lockExclusively(file) }
-            try self.init(file: file, options: options)
-        } catch {
-            file.close()
-            throw error
+        var attempts = 0
+        while true {
+            let file = try SystemFile(path: path, mode: options.access == .readOnly ? .readOnly : .readWrite)
+            do throws(LogStoreError) {
+                if options.access == .readWrite {
+                    try FileLock.lockExclusively(file)
+                    // A compaction renames a new file over the store and then
+                    // lets go of the old one's lock: a lock won on the old
+                    // file, opened just before the rename, guards nothing.
+                    var info = stat()
+                    if stat(path, &info) == 0, try file.identity() != FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), attempts < 10 {
+                        attempts += 1
+                        file.close()
+                        continue
+                    }
+                    Compaction.removeAbandonedFiles(of: path)
+                }
+                try self.init(file: file, options: options)
+                return
+            } catch {
+                file.close()
+                throw error
+            }
         }
     }
 
@@ -79,16 +98,24 @@ public final class Journal: Sendable {
         let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
         let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
         if options.access == .readWrite && !header.isWritableByThisVersion {
-            throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.writeVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
+            throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.currentVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
         }
 
-        var symbols = SymbolTable()
-        var decoder = PayloadDecoder()
+        var snapshot: (file: SnapshotFile, index: SnapshotIndex)?
+        var origin = TailOrigin(file: file)
+        if let indexOffset = header.snapshotIndexOffset {
+            let opened = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity)
+            snapshot = opened
+            origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
+        }
+        var symbols = origin.symbols
+        var decoder = PayloadDecoder(dictionary: origin.dictionary)
         var scanner = FrameScanner(file: file, limit: fileSize)
         // Check every change, not only the declarations: a frame whose
         // checksum matches but whose contents do not decode is damage, and
         // must stop the open here rather than a later read.
-        let summary = try scanner.scan { (frame, stored) throws(DecodeFailure) in
+        let summary = try scanner.scan(from: origin.start, lastSequence: origin.sequenceBefore) { (frame, stored) throws(DecodeFailure) in
+            try Journal.checkKind(frame.header)
             try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)
         }
 
@@ -118,11 +145,55 @@ public final class Journal: Sendable {
         self.options = options
         self.header = header
         self.recovery = report
-        self.file = file
+        self.currentSnapshot = Protected(snapshot?.file)
+        self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
-            file: file, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: summary.lastSequence ?? 0, symbols: symbols, dictionary: decoder.dictionary)
+            origin: origin, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
+            lastSequence: summary.lastSequence ?? origin.sequenceBefore ?? 0, symbols: symbols, dictionary: decoder.dictionary)
     }
+
+    /// Only transactions follow the snapshot (or the header).
+    static func checkKind(_ header: FrameHeader) throws(DecodeFailure) {
+        guard header.kind == .transaction else {
+            throw DecodeFailure("a \(header.kind) frame stands among the transactions, where only a compaction's new file may hold one")
+        }
+    }
+
+    /// The snapshot the file starts with, nil when it has none.
+    var snapshot: SnapshotFile? { currentSnapshot.withLock { $0 } }
+
+    /// The bytes of transactions after the snapshot (after the header, in a
+    /// file without one): what a compaction would fold away.
+    var journalBytes: UInt64 {
+        let (origin, end) = writer.tail
+        return end - origin.start
+    }
+
+    /// Where a snapshot taken now would stand: the last transaction written,
+    /// the names and dictionary the frames after it would rely on, and the
+    /// offset where those frames will start in the current file.
+    var snapshotPoint: (sequence: UInt64, names: [String], dictionary: [UInt8]?, end: UInt64) { writer.snapshotPoint }
+
+    /// The current file and where its transactions end.
+    var currentFile: (file: any FileIO, end: UInt64) {
+        let (origin, end) = writer.tail
+        return (origin.file, end)
+    }
+
+    /// Moves the journal to a compaction's new file; see
+    /// ``JournalWriter/replaceFile(_:)``. `snapshot` is the new file's.
+    func replaceFile(with snapshot: SnapshotFile, _ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64)) throws(LogStoreError) -> any FileIO {
+        let old = try writer.replaceFile(body)
+        currentSnapshot.withLock { $0 = snapshot }
+        return old
+    }
+
+    /// Refuses every write from now on, as after a failed fsync.
+    func refuseWrites(after failure: LogStoreError) { writer.refuseWrites(after: failure) }
+
+    /// The decoded index of the snapshot found at open, handed over once
+    /// (the store builds its state from it, then it is no longer kept).
+    func takeSnapshotIndex() -> SnapshotIndex? { openedIndex.withLock { index in defer { index = nil }; return index } }
 
     deinit { writer.close() }
 
@@ -203,10 +274,12 @@ public final class Journal: Sendable {
     /// Calls `body` with each transaction in the file, in order, decoding one
     /// at a time.
     public func forEachTransaction(_ body: (CommittedTransaction) -> Void) throws(LogStoreError) {
-        var symbols = SymbolTable()
-        var decoder = PayloadDecoder()
-        var scanner = FrameScanner(file: file, limit: writer.validEnd)
-        let summary = try scanner.scan { (frame, stored) throws(DecodeFailure) in
+        let (origin, end) = writer.tail
+        var symbols = origin.symbols
+        var decoder = PayloadDecoder(dictionary: origin.dictionary)
+        var scanner = FrameScanner(file: origin.file, limit: end)
+        let summary = try scanner.scan(from: origin.start, lastSequence: origin.sequenceBefore) { (frame, stored) throws(DecodeFailure) in
+            try Journal.checkKind(frame.header)
             let changes = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
             body(CommittedTransaction(sequence: frame.header.sequence, timestamp: frame.header.timestamp, changes: changes))
         }

@@ -47,12 +47,21 @@ public struct JournalOptions: Sendable, Hashable {
     public var filePermissions: UInt16
     /// LZ4 (the default) or none, for frames this journal appends.
     public var compression: Compression
+    /// When a store compacts its journal by itself; see ``CompactionPolicy``.
+    public var compaction: CompactionPolicy
+    /// The raw size of a snapshot block: larger blocks compress better,
+    /// smaller ones make reading one record cheaper. 64 KiB by default.
+    public var snapshotBlockSize: Int
+    /// The most memory, in bytes, that decoded snapshot blocks may take;
+    /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
+    public var blockCacheCapacity: Int?
 
     /// Creates options; every parameter has the safe default.
     public init(
         access: Access = .readWrite, durability: Durability = .fsyncEveryCommit,
         createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600,
-        compression: Compression = .lz4
+        compression: Compression = .lz4, compaction: CompactionPolicy = .automatic(),
+        snapshotBlockSize: Int = 64 << 10, blockCacheCapacity: Int? = nil
     ) {
         self.access = access
         self.durability = durability
@@ -60,6 +69,9 @@ public struct JournalOptions: Sendable, Hashable {
         self.recoveryMode = recoveryMode
         self.filePermissions = filePermissions
         self.compression = compression
+        self.compaction = compaction
+        self.snapshotBlockSize = snapshotBlockSize
+        self.blockCacheCapacity = blockCacheCapacity
     }
 }
 

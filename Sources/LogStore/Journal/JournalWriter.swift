@@ -10,7 +10,10 @@ import Synchronization
 /// get consecutive sequence numbers in file order and each frame declares
 /// exactly the names no earlier frame declared.
 final class JournalWriter: @unchecked Sendable {
-    private let file: any FileIO
+    /// Where the transactions start in the current file; a compaction
+    /// replaces it, and the file with it.
+    private var origin: TailOrigin
+    private var file: any FileIO { origin.file }
     private let durability: Durability
     /// Nil when the journal stores payloads uncompressed.
     private let compressor: LZ4.Compressor?
@@ -59,8 +62,8 @@ final class JournalWriter: @unchecked Sendable {
     private var frameBuffer = ByteWriter(capacity: 4096)
     private var counters = JournalStatistics()
 
-    init(file: any FileIO, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
-        self.file = file
+    init(origin: TailOrigin, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
+        self.origin = origin
         self.durability = durability
         compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.endOffset = endOffset
@@ -76,6 +79,37 @@ final class JournalWriter: @unchecked Sendable {
     var statistics: JournalStatistics { locked { counters } }
     var lastSequence: UInt64 { locked { nextSequence - 1 } }
     var validEnd: UInt64 { locked { endOffset } }
+    /// Where the transactions start and end in the current file.
+    var tail: (origin: TailOrigin, end: UInt64) { locked { (origin, endOffset) } }
+
+    /// What a compaction needs to start a snapshot at the last transaction
+    /// written: its sequence number, the names frames up to it declared,
+    /// the dictionary in force after it, and where the next frame goes.
+    var snapshotPoint: (sequence: UInt64, names: [String], dictionary: [UInt8]?, end: UInt64) {
+        locked { (nextSequence - 1, Array(symbols.names[..<symbols.persistedCount]), dictionary?.bytes, endOffset) }
+    }
+
+    /// Moves the journal to a new file: with no frame being written and no
+    /// flush under way, calls `body` with the current file and where its
+    /// frames end; `body` finishes the new file (copies the frames after
+    /// what it already has, makes it durable, renames it into place) and
+    /// returns its origin and end. Frames written before are durable then,
+    /// in the new file. Returns the old file for the caller to close.
+    ///
+    /// If `body` throws, nothing changes: the journal goes on in the old file.
+    func replaceFile(_ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64)) throws(LogStoreError) -> any FileIO {
+        try locked { () throws(LogStoreError) -> any FileIO in
+            while isSyncing { flushed.wait() }
+            try checkWritable()
+            let old = origin.file
+            let (newOrigin, newEnd) = try body(old, endOffset)
+            origin = newOrigin
+            endOffset = newEnd
+            syncedSequence = writtenSequence
+            flushed.broadcast()
+            return old
+        }
+    }
 
     func symbol(for name: String) -> Symbol { locked { symbols.intern(name) } }
     func name(of symbol: Symbol) -> String? { locked { symbols.name(of: symbol) } }
@@ -161,6 +195,14 @@ final class JournalWriter: @unchecked Sendable {
         }
     }
 
+    /// Refuses every write from now on, as after a failed fsync.
+    func refuseWrites(after error: LogStoreError) {
+        locked {
+            if failure == nil { failure = error }
+            flushed.broadcast()
+        }
+    }
+
     /// Closes the file. Appends after this fail with `.closed`.
     func close() {
         locked {
@@ -181,33 +223,15 @@ final class JournalWriter: @unchecked Sendable {
         guard rawBuffer.count <= FrameLayout.maxPayloadSize else {
             throw LogStoreError(.transactionTooLarge, "a transaction of \(rawBuffer.count) bytes exceeds the frame limit of \(FrameLayout.maxPayloadSize) bytes in \(file.path); split the save into smaller ones", path: file.path)
         }
-        frameBuffer.removeAll()
-        frameBuffer.append(contentsOf: repeatElement(0, count: FrameLayout.headerSize))
-        var codec = PayloadCodec.raw
+        let useDictionary = carried == nil && rawBuffer.count <= Self.dictionaryPayloadLimit ? dictionary : nil
         rawBuffer.bytes.withUnsafeBytes { raw in
-            // Keep LZ4 only when it saves bytes; it never pays below a few dozen.
-            if let compressor, raw.count >= 32 {
-                let useDictionary = carried == nil && raw.count <= Self.dictionaryPayloadLimit ? dictionary : nil
-                frameBuffer.appendUninitialized(count: LZ4.compressBound(raw.count)) { destination in
-                    let size = if let useDictionary {
-                        compressor.compress(raw, into: destination, dictionary: useDictionary)
-                    } else {
-                        compressor.compress(raw, into: destination)
-                    }
-                    return size > 0 && size < raw.count ? size : 0
-                }
-                if frameBuffer.count > FrameLayout.headerSize { codec = useDictionary == nil ? .lz4Block : .lz4BlockWithDictionary }
-                if dictionary == nil && carried == nil && raw.count <= Self.dictionaryPayloadLimit {
-                    dictionarySamples.append(contentsOf: raw)
-                }
+            FrameHeader.encodeFrame(
+                kind: .transaction, sequence: sequence, timestampMicroseconds: Microseconds(time), payload: raw,
+                compressor: compressor, dictionary: useDictionary, carriesDictionary: carried != nil, into: &frameBuffer)
+            if compressor != nil, raw.count >= FrameHeader.smallestCompressedPayload, dictionary == nil, carried == nil, raw.count <= Self.dictionaryPayloadLimit {
+                dictionarySamples.append(contentsOf: raw)
             }
-            if codec == .raw { frameBuffer.append(raw) }
         }
-        var header = FrameHeader(
-            checksum: 0, storedSize: UInt32(frameBuffer.count - FrameLayout.headerSize),
-            rawSize: UInt32(rawBuffer.count), sequence: sequence,
-            timestampMicroseconds: Microseconds(time), kind: .transaction, codec: codec, carriesDictionary: carried != nil)
-        frameBuffer.withUnsafeMutableBytes { header.write(into: $0) }
         return carried
     }
 
@@ -249,8 +273,10 @@ final class JournalWriter: @unchecked Sendable {
             isSyncing = true
             if window > .zero { gather(until: .monotonic(after: window.timeInterval)) }
             let target = writtenSequence
+            // A compaction replaces the file only while no flush is under way.
+            let syncing = file
             monitor.unlock()
-            let result = Result { () throws(LogStoreError) in try file.synchronize() }
+            let result = Result { () throws(LogStoreError) in try syncing.synchronize() }
             monitor.lock()
             isSyncing = false
             switch result {

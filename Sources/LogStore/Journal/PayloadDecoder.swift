@@ -11,6 +11,9 @@ struct PayloadDecoder {
     /// The dictionary in force: the latest one a frame fed so far carried.
     private(set) var dictionary: LZ4.PresetDictionary?
 
+    /// A decoder for frames after a snapshot, whose dictionary is in force.
+    init(dictionary: LZ4.PresetDictionary? = nil) { self.dictionary = dictionary }
+
     /// Calls `body` with the raw payload of `frame` (valid only during the call).
     mutating func withRawPayload<R>(
         of header: FrameHeader, stored: UnsafeRawBufferPointer,

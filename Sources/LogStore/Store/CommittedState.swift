@@ -31,13 +31,14 @@ enum SlotChange: Sendable {
 /// reverse of each stored relationship (which records point at a target),
 /// from which the side that is not stored is read.
 struct CommittedState: Sendable {
+    // Not private: CommittedState+Snapshot.swift reads and writes them too.
     /// One table per entity, in the model's order.
-    private var tables: [EntityTable]
+    var tables: [EntityTable]
     /// entity of the stored side → relationship slot → target key → source keys.
-    private var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
-    private var nextKeys: [UInt64]
+    var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
+    var nextKeys: [UInt64]
     /// Per entity, a secondary index of each indexed attribute.
-    private(set) var indexes: [[SecondaryIndex]]
+    var indexes: [[SecondaryIndex]]
     let model: Model
 
     init(model: Model) {

@@ -1,26 +1,32 @@
-// One entity's live records, packed: encoded values in one byte arena,
-// found by key through a dense array.
+// One entity's live records, packed: encoded values in one byte arena or
+// in a block of the store's snapshot, found by key through a dense array.
 
 /// The committed records of one entity.
 ///
 /// Keys are dense (the store hands them out 1, 2, 3, … and never reuses
 /// one), so a record is found by indexing an array with its key, not by
-/// hashing it. Its values sit encoded (the value codec of FORMAT.md §5.2) in
-/// one byte arena: 24 bytes of bookkeeping per record beyond the values
-/// themselves, where an array of enum values in a dictionary took over 150.
-/// A changed record is appended again; the arena is rewritten when more than
-/// half of it is dead.
+/// hashing it. A record's values sit encoded (the value codec of FORMAT.md
+/// §5.2) either in the snapshot the store was opened from or last compacted
+/// into, as a block and a slot in it, decoded when first touched; or, once
+/// a save changed the record since, in one byte arena: 24 bytes of
+/// bookkeeping per record beyond the values themselves. A changed record
+/// is appended again; the arena is rewritten when more than half of it is dead.
 struct EntityTable: Sendable {
     /// Where one key's record is: one entry, so that a lookup by a random
     /// key misses the cache once here and once in the arena.
     private struct Entry {
-        /// Where its values start in `arena`, or `absent`.
+        /// Where its values start in `arena`; with `inSnapshot` set, the
+        /// snapshot block number instead; or `absent`.
         var start: UInt64
         var version: UInt64
+        /// The length of its values in the arena, or its slot in the block.
         var length: UInt32
 
         static let absent = Entry(start: .max, version: 0, length: 0)
+        static let inSnapshot: UInt64 = 1 << 62
         var isPresent: Bool { start != .max }
+        var isInSnapshot: Bool { isPresent && start & Self.inSnapshot != 0 }
+        var block: Int { Int(start & ~Self.inSnapshot) }
     }
 
     private var entries: [Entry] = []
@@ -28,37 +34,61 @@ struct EntityTable: Sendable {
     private var arena = ByteWriter()
     private var deadBytes = 0
     private(set) var count = 0
+    /// The snapshot that records not in the arena are read from.
+    private(set) var snapshot: SnapshotFile?
 
     /// The record with `key`, decoded.
     func record(_ key: UInt64) -> Record? {
         guard let entry = entry(key) else { return nil }
-        let start = Int(entry.start), end = start + Int(entry.length)
-        let values = arena.bytes.withUnsafeBytes { bytes -> [StoredValue] in
-            var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+        let values = withValueBytes(entry) { bytes -> [StoredValue] in
+            var reader = ByteReader(bytes)
             var values: [StoredValue] = []
             values.reserveCapacity(8)
-            // The bytes were written by `set` from valid values, so they decode.
+            // The bytes were written by `set` from valid values, or checked
+            // when their block was decoded, so they decode.
             while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
             return values
         }
-        return Record(values: values, version: entry.version)
+        return values.map { Record(values: $0, version: entry.version) }
     }
 
     /// The encoded values of the record with `key`, for `body` to read.
     func withValueBytes<Result>(_ key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         guard let entry = entry(key) else { return nil }
+        return withValueBytes(entry, body)
+    }
+
+    private func withValueBytes<Result>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        if entry.isInSnapshot {
+            // A block that cannot be read was recorded by the snapshot; the
+            // store refuses saves after it (SnapshotFile.checkReadable).
+            return snapshot?.block(entry.block)?.withValues(at: Int(entry.length), body)
+        }
         return arena.bytes.withUnsafeBytes { bytes in
             body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
         }
     }
 
-    /// Calls `body` with each live record's key and encoded values, in key order.
-    func forEachRecord(_ body: (UInt64, UnsafeRawBufferPointer) -> Void) {
+    /// Calls `body` with each live record's key, version and encoded
+    /// values, in key order. Records in the snapshot are read a block at a
+    /// time, in block order.
+    func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
+        var block: SnapshotBlock?
         arena.bytes.withUnsafeBytes { bytes in
             for (index, entry) in entries.enumerated() where entry.isPresent {
-                body(UInt64(index), UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+                if entry.isInSnapshot {
+                    if block?.number != entry.block { block = snapshot?.block(entry.block) }
+                    block?.withValues(at: Int(entry.length)) { body(UInt64(index), entry.version, $0) }
+                } else {
+                    body(UInt64(index), entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+                }
             }
         }
+    }
+
+    /// Calls `body` with each live record's key and encoded values, in key order.
+    func forEachRecord(_ body: (UInt64, UnsafeRawBufferPointer) -> Void) {
+        forEachRecord { key, _, bytes in body(key, bytes) }
     }
 
     /// A record's values in slot order, in place of what `values` held (a
@@ -80,6 +110,12 @@ struct EntityTable: Sendable {
         }
     }
 
+    /// Calls `body` with each live record's key and version, in key order,
+    /// reading no values.
+    func forEachKey(_ body: (UInt64, UInt64) -> Void) {
+        for (index, entry) in entries.enumerated() where entry.isPresent { body(UInt64(index), entry.version) }
+    }
+
     /// The version of the record with `key`, without decoding it.
     func version(_ key: UInt64) -> UInt64? { entry(key)?.version }
 
@@ -91,24 +127,64 @@ struct EntityTable: Sendable {
         return keys
     }
 
+    /// The bytes of live records' values held in memory (not in the snapshot).
+    var arenaLiveBytes: Int { arena.count - deadBytes }
+
     mutating func set(_ key: UInt64, _ record: Record) {
         let index = Int(key)
-        if index >= entries.count {
-            entries.append(contentsOf: repeatElement(.absent, count: index + 1 - entries.count))
-        }
-        if entries[index].isPresent { deadBytes += Int(entries[index].length) } else { count += 1 }
+        makeRoom(for: index)
+        retire(entries[index])
         let start = arena.count
         for value in record.values { arena.append(value) }
         entries[index] = Entry(start: UInt64(start), version: record.version, length: UInt32(arena.count - start))
+        count += 1
         compactIfMostlyDead()
     }
 
     mutating func remove(_ key: UInt64) {
         guard let entry = entry(key) else { return }
-        deadBytes += Int(entry.length)
+        retire(entry)
         entries[Int(key)] = .absent
-        count -= 1
         compactIfMostlyDead()
+    }
+
+    /// Reads records not in the arena from `snapshot` from now on.
+    mutating func attach(_ snapshot: SnapshotFile) { self.snapshot = snapshot }
+
+    /// Records that the values of `key`, at `version`, are in `slot` of
+    /// snapshot block `block` (of the attached snapshot).
+    mutating func locate(_ key: UInt64, version: UInt64, block: Int, slot: Int) {
+        let index = Int(key)
+        makeRoom(for: index)
+        retire(entries[index])
+        entries[index] = Entry(start: Entry.inSnapshot | UInt64(block), version: version, length: UInt32(slot))
+        count += 1
+    }
+
+    /// Frees the arena of records that moved to the snapshot.
+    mutating func packArena() {
+        guard deadBytes > 0 else { return }
+        var packed = ByteWriter(capacity: arena.count - deadBytes)
+        for index in entries.indices where entries[index].isPresent && !entries[index].isInSnapshot {
+            let start = Int(entries[index].start)
+            entries[index].start = UInt64(packed.count)
+            packed.append(contentsOf: arena.bytes[start..<(start + Int(entries[index].length))])
+        }
+        arena = packed
+        deadBytes = 0
+    }
+
+    private mutating func makeRoom(for index: Int) {
+        if index >= entries.count {
+            entries.append(contentsOf: repeatElement(.absent, count: index + 1 - entries.count))
+        }
+    }
+
+    /// Forgets where a record was before it moves or goes.
+    private mutating func retire(_ entry: Entry) {
+        guard entry.isPresent else { return }
+        count -= 1
+        if !entry.isInSnapshot { deadBytes += Int(entry.length) }
     }
 
     private func entry(_ key: UInt64) -> Entry? {
@@ -118,13 +194,6 @@ struct EntityTable: Sendable {
 
     private mutating func compactIfMostlyDead() {
         guard deadBytes > 1 << 16, deadBytes * 2 > arena.count else { return }
-        var packed = ByteWriter(capacity: arena.count - deadBytes)
-        for index in entries.indices where entries[index].isPresent {
-            let start = Int(entries[index].start)
-            entries[index].start = UInt64(packed.count)
-            packed.append(contentsOf: arena.bytes[start..<(start + Int(entries[index].length))])
-        }
-        arena = packed
-        deadBytes = 0
+        packArena()
     }
 }

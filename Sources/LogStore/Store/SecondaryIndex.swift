@@ -79,6 +79,37 @@ struct SecondaryIndex: Sendable {
 
     init(slot: Int) { self.slot = slot }
 
+    /// The index a snapshot stored (FORMAT.md §11.3): `keys` in runs of
+    /// `counts`, one run per value, values in sort order and each run's keys
+    /// increasing, exactly as ``groups()`` gives them.
+    init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
+        self.slot = slot
+        sorted.reserveCapacity(keys.count)
+        var next = 0
+        for (value, count) in zip(values, counts) {
+            for key in keys[next..<(next + count)] {
+                let index = Int(key)
+                if index >= states.count { states.append(contentsOf: repeatElement(0, count: index + 1 - states.count)) }
+                states[index] = 0b11
+                sorted.append(Entry(value: value, key: key, generation: 0b11))
+            }
+            next += count
+        }
+    }
+
+    /// Every current entry as a snapshot stores it: the values in sort
+    /// order, how many keys each has, and the keys, increasing per value.
+    func groups() -> (values: [StoredValue], counts: [Int], keys: [UInt64]) {
+        var values: [StoredValue] = [], counts: [Int] = [], keys: [UInt64] = []
+        forEachGroup(ascending: true) { value, group in
+            values.append(value)
+            counts.append(group.count)
+            keys += group
+            return true
+        }
+        return (values, counts, keys)
+    }
+
     /// Records `key` as holding `value` (replacing what it held).
     mutating func set(_ key: UInt64, _ value: StoredValue) {
         let index = Int(key)

@@ -49,11 +49,12 @@ public final class Store: Sendable {
     public var recovery: RecoveryReport { journal.recovery }
 
     let journal: Journal
-    private let state: Protected<CommittedState>
+    // Not private: Store+Compaction.swift uses the state and the locks too.
+    let state: Protected<CommittedState>
     /// Held for a whole save, so version checks and appends never interleave.
     /// A bare mutex, not a `Protected<Void>`: ThreadSanitizer reported the
     /// zero-sized value's exclusive accesses under the lock as a race.
-    private let writeLock = Monitor()
+    let writeLock = Monitor()
     private let observers = Protected<[UInt64: @Sendable (StoreChanges) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
     /// Each entity's symbols, interned once at open: saves look them up by
@@ -65,10 +66,14 @@ public final class Store: Sendable {
     /// Records written by saves that wait for their flush (group commit).
     private let inFlight = Protected<[ObjectID: UInt64]>([:])
     /// The last sequence number whose save is applied to `state`.
-    private let appliedThrough: Protected<UInt64>
+    let appliedThrough: Protected<UInt64>
     /// Saves wait here for the ones before them to apply.
-    private let applyOrder = Monitor()
-    private let applied: Monitor.Condition
+    let applyOrder = Monitor()
+    let applied: Monitor.Condition
+    /// One compaction at a time, and the automatic policy's bookkeeping.
+    let compactions = CompactionCoordinator()
+    /// Transactions read at open: the journal after the snapshot.
+    let transactionsReplayed: Int
 
     static let schemaEntity = "__Schema"
     static let schemaAttribute = "definition"
@@ -90,8 +95,14 @@ public final class Store: Sendable {
         let journal = try Journal(path: path, options: options)
         var state = CommittedState(model: model)
         var storedSchema: StoredSchema?
+        var replayed = 0
         do throws(LogStoreError) {
+            if let snapshot = journal.snapshot, let index = journal.takeSnapshotIndex() {
+                try state.load(index, from: snapshot)
+                if !index.schema.isEmpty { storedSchema = try StoredSchema.decode(Data(index.schema), path: path) }
+            }
             try journal.forEachTransaction { transaction in
+                replayed += 1
                 for change in transaction.changes {
                     if journal.name(of: change.recordID.entity) == Store.schemaEntity {
                         if case .insert(_, let fields) = change, case .data(let data)? = fields.first?.value { storedSchema = try? StoredSchema.decode(data, path: path) }
@@ -116,6 +127,7 @@ public final class Store: Sendable {
         self.entitySymbols = model.entities.map { EntitySymbols($0, journal: journal) }
         self.applied = Monitor.Condition(applyOrder)
         self.appliedThrough = Protected(journal.lastSequence)
+        self.transactionsReplayed = replayed
 
         let schema = StoredSchema(model)
         if let storedSchema {
@@ -142,8 +154,12 @@ public final class Store: Sendable {
 
     deinit { journal.close() }
 
-    /// Closes the file. Saves after this fail with `.closed`.
-    public func close() { journal.close() }
+    /// Closes the file, after a compaction under way stops (its new file is
+    /// removed; the store stays as it was). Saves after this fail with `.closed`.
+    public func close() {
+        compactions.close()
+        journal.close()
+    }
 
     // MARK: - Contexts
 
@@ -234,6 +250,9 @@ public final class Store: Sendable {
             announced = true
         }
         defer { if announced { journal.withdrawWrite() } }
+        // A snapshot block that failed to read after open may have hidden a
+        // record from this save's checks: refuse rather than build on it.
+        try state.withLock { $0.tables.first?.snapshot }?.checkReadable()
         let (sequence, waitOutsideLock) = try writeLock.withLock { () throws -> (UInt64, Bool) in
             if !ignoringVersions {
                 let conflicts = inFlight.withLock { inFlight in
@@ -291,6 +310,7 @@ public final class Store: Sendable {
         applyOrder.unlock()
         if let durable { throw durable }
         for handler in observers.withLock({ Array($0.values) }) { handler(result) }
+        compactInBackgroundIfDue()
         return result
     }
 

@@ -57,13 +57,13 @@ struct HostileFileTests {
         }
     }
 
-    @Test("Header row: readVersion 2 is .unsupportedFormatVersion, read-only or not, and is checked before the checksum")
+    @Test("Header row: a readVersion above the reader's is .unsupportedFormatVersion, read-only or not, and is checked before the checksum")
     func futureReadVersion() throws {
         try JournalFixtures.withStore(count: 2) { store, _ in
             for resign in [true, false] {
                 var bytes = store.bytes
-                JournalFixtures.store(UInt16(2), into: &bytes, at: 8)
-                JournalFixtures.store(UInt16(2), into: &bytes, at: 10)
+                JournalFixtures.store(FileLayout.currentVersion + 1, into: &bytes, at: 8)
+                JournalFixtures.store(FileLayout.currentVersion + 1, into: &bytes, at: 10)
                 if resign { JournalFixtures.resignHeader(&bytes) }
                 try JournalFixtures.write(bytes, to: store.path)
                 for options in [JournalOptions(), JournalFixtures.readOnly, JournalFixtures.readOnlySalvage] {
@@ -77,11 +77,11 @@ struct HostileFileTests {
         }
     }
 
-    @Test("Header row: writeVersion 2 with readVersion 1 opens read-only but not read-write")
+    @Test("Header row: a writeVersion above the reader's with readVersion 1 opens read-only but not read-write")
     func futureWriteVersion() throws {
         try JournalFixtures.withStore(count: 3) { store, _ in
             var bytes = store.bytes
-            JournalFixtures.store(UInt16(2), into: &bytes, at: 8)
+            JournalFixtures.store(FileLayout.currentVersion + 1, into: &bytes, at: 8)
             JournalFixtures.resignHeader(&bytes)
             // A torn tail too: the refused read-write open must not cut it off.
             bytes += [UInt8](repeating: 0, count: 10)
@@ -93,10 +93,10 @@ struct HostileFileTests {
 
             let journal = try Journal(path: store.path, options: JournalFixtures.readOnly)
             defer { journal.close() }
-            #expect(journal.header.writeVersion == 2 && journal.header.readVersion == 1)
+            #expect(journal.header.writeVersion == FileLayout.currentVersion + 1 && journal.header.readVersion == 1)
             #expect(journal.recovery.outcome == .tornTail)
             #expect(try journal.transactions().map(\.changes) == store.transactions)
-            #expect(try StoreInspector.info(path: store.path).writeVersion == 2)
+            #expect(try StoreInspector.info(path: store.path).writeVersion == FileLayout.currentVersion + 1)
         }
     }
 

@@ -29,6 +29,8 @@ final class FaultyFile: FileIO, @unchecked Sendable {
         var syncDelay: TimeInterval = 0
     }
 
+    func reopenForReading() throws(LogStoreError) -> any FileIO { try base.reopenForReading() }
+
     private let base: SystemFile
     private let plan: Plan
     private let lock = NSLock()

@@ -1,0 +1,40 @@
+// Where a store file's transactions start, and what they depend on there.
+
+/// The start of the journal in the current store file: right after the
+/// header in a file without a snapshot, right after the snapshot index in
+/// one with (FORMAT.md §11). Frames there may use names declared and the
+/// dictionary carried before it, so a reader starts from those.
+struct TailOrigin: @unchecked Sendable {
+    // @unchecked: `file` is a FileIO (Sendable) and SymbolTable is a value;
+    // the dictionary is immutable.
+    var file: any FileIO
+    /// The offset of the first transaction frame.
+    var start = UInt64(FileLayout.headerSize)
+    /// The sequence number the first frame follows: the snapshot's, or nil
+    /// in a file without one (its first frame may carry any number).
+    var sequenceBefore: UInt64?
+    /// Names declared before `start`.
+    var symbols = SymbolTable()
+    /// The store dictionary in force at `start`.
+    var dictionary: LZ4.PresetDictionary?
+
+    init(file: any FileIO) { self.file = file }
+
+    /// The origin after `snapshot`, whose decoded index is `index`.
+    init(file: any FileIO, after snapshot: SnapshotFile, index: SnapshotIndex) throws(LogStoreError) {
+        try self.init(file: file, start: snapshot.tailStart, index: index)
+    }
+
+    /// The origin at `start`, just after the snapshot index `index`.
+    init(file: any FileIO, start: UInt64, index: SnapshotIndex) throws(LogStoreError) {
+        self.file = file
+        self.start = start
+        sequenceBefore = index.sequence
+        do throws(DecodeFailure) {
+            for (number, name) in index.symbols.enumerated() { try symbols.declare(UInt64(number), name) }
+        } catch {
+            throw LogStoreError(.corruptSnapshot, "the snapshot index of \(file.path) has a bad name table: \(error.reason); restore the file from a backup", path: file.path, offset: start)
+        }
+        dictionary = index.dictionary.map(LZ4.PresetDictionary.init)
+    }
+}

@@ -1,0 +1,86 @@
+// One snapshot block: sorted live records, their values in slot order
+// (FORMAT.md §11.2).
+
+/// A decoded snapshot block: its raw payload, and where each record's
+/// values lie in it.
+///
+/// Immutable once decoded, so the block cache hands the same instance to
+/// any number of readers; a reader keeps it alive while it borrows bytes.
+final class SnapshotBlock: Sendable {
+    /// The block's position in the snapshot's directory.
+    let number: Int
+    /// Per record, in block order: its entity (a position in the snapshot's
+    /// entity list), key and version, and where its values are in `bytes`.
+    let entities: [Int]
+    let keys: [UInt64]
+    let versions: [UInt64]
+    private let starts: [Int]
+    private let ends: [Int]
+    private let bytes: [UInt8]
+
+    var count: Int { keys.count }
+
+    /// The raw size of the block, which the cache counts.
+    var byteCount: Int { bytes.count + keys.count * 40 }
+
+    /// Decodes a block's raw payload and checks every record: sorted, of a
+    /// known entity, with exactly as many values as its entity has slots, and
+    /// each value well formed. Damage found here is reported for the block,
+    /// never trusted later.
+    init(number: Int, raw: [UInt8], slotCounts: [Int]) throws(DecodeFailure) {
+        var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
+        var starts: [Int] = [], ends: [Int] = []
+        try raw.withBytes { (buffer) throws(DecodeFailure) in
+            var reader = ByteReader(buffer)
+            var previous: (entity: Int, key: UInt64)?
+            while !reader.isAtEnd {
+                let entity = Int(clamping: try reader.readVarint())
+                guard entity < slotCounts.count else {
+                    throw DecodeFailure("record \(keys.count + 1) names entity #\(entity), but the snapshot has \(slotCounts.count)")
+                }
+                let key = try reader.readVarint()
+                if let previous, (previous.entity, previous.key) >= (entity, key) {
+                    throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) is out of order")
+                }
+                previous = (entity, key)
+                let version = try reader.readVarint()
+                let values = try reader.readLengthPrefixed()
+                var valueReader = ByteReader(values)
+                var slots = 0
+                while !valueReader.isAtEnd {
+                    _ = try valueReader.readValue()
+                    slots += 1
+                }
+                guard slots == slotCounts[entity] else {
+                    throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) has \(slots) values where its entity has \(slotCounts[entity]) slots")
+                }
+                let end = reader.position
+                entities.append(entity)
+                keys.append(key)
+                versions.append(version)
+                starts.append(end - values.count)
+                ends.append(end)
+            }
+        }
+        self.number = number
+        self.entities = entities
+        self.keys = keys
+        self.versions = versions
+        self.starts = starts
+        self.ends = ends
+        bytes = raw
+    }
+
+    /// Calls `body` with the encoded values of the record at `slot`.
+    func withValues<Result>(at slot: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[slot]..<ends[slot]])) }
+    }
+
+    /// Appends one record to a block's raw payload.
+    static func append(entity: Int, key: UInt64, version: UInt64, values: UnsafeRawBufferPointer, to writer: inout ByteWriter) {
+        writer.appendVarint(UInt64(entity))
+        writer.appendVarint(key)
+        writer.appendVarint(version)
+        writer.appendLengthPrefixed(values)
+    }
+}

@@ -1,0 +1,200 @@
+// Reads a store file's snapshot: its index at open, its blocks on demand.
+
+import Synchronization
+
+/// The snapshot at the start of a store file (FORMAT.md §11), opened for
+/// reading blocks.
+///
+/// Open reads the index frame and checks every block frame's checksum
+/// against the directory, decoding none: damage is reported at open, naming
+/// the block, and a block read later is one that was whole. Blocks are
+/// decoded when a record in them is first touched, through a bounded
+/// ``BlockCache``.
+///
+/// It reads through a descriptor of its own, so a compaction that renames
+/// a new file over the store leaves it reading the file it was opened on,
+/// for as long as a reader holds it.
+final class SnapshotFile: Sendable {
+    let path: String
+    /// The last transaction the snapshot includes.
+    let sequence: UInt64
+    /// Where the journal's frames after the snapshot start.
+    let tailStart: UInt64
+    /// Per entity of the snapshot (FORMAT.md §11.3), its name and slot count.
+    let entityNames: [String]
+    let slotCounts: [Int]
+    let directory: [SnapshotIndex.Block]
+    /// The size of everything before the journal tail: header, blocks, index.
+    var byteCount: UInt64 { tailStart }
+
+    private let file: any FileIO
+    private let cache: BlockCache
+    private let decodedBlocks = Atomic<Int>(0)
+    /// The first block that failed to read after open (an I/O error: open
+    /// checked every checksum). Saves refuse to go on past it.
+    private let readFailure = Protected<LogStoreError?>(nil)
+
+    private init(path: String, index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
+        self.path = path
+        sequence = index.sequence
+        self.tailStart = tailStart
+        entityNames = index.entities.map(\.name)
+        slotCounts = index.entities.map(\.slots.count)
+        directory = index.blocks
+        self.file = file
+        cache = BlockCache(capacity: cacheCapacity)
+    }
+
+    deinit { file.close() }
+
+    /// Opens the snapshot whose index frame is at `indexOffset` of `journalFile`,
+    /// checking the index and every block's checksum.
+    ///
+    /// - Returns: the snapshot, and its decoded index for the store to build
+    ///   its state from.
+    /// - Throws: `.corruptSnapshot` naming the index or the block that is
+    ///   damaged; `.io` when reading fails.
+    static func open(_ journalFile: any FileIO, indexOffset: UInt64, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
+        let (index, header) = try readIndex(in: journalFile, at: indexOffset, fileSize: fileSize)
+        try verifyBlocks(of: index, in: journalFile, end: indexOffset)
+        let file = try journalFile.reopenForReading()
+        let snapshot = SnapshotFile(path: journalFile.path, index: index, tailStart: indexOffset + header.frameSize, file: file, cacheCapacity: cacheCapacity)
+        return (snapshot, index)
+    }
+
+    /// Reads and decodes the index frame at `indexOffset`.
+    static func readIndex(in file: any FileIO, at indexOffset: UInt64, fileSize: UInt64) throws(LogStoreError) -> (SnapshotIndex, FrameHeader) {
+        let path = file.path
+        func damaged(_ reason: String) -> LogStoreError {
+            LogStoreError(.corruptSnapshot, "the snapshot index at offset \(indexOffset) of \(path) is damaged: \(reason). The store cannot be opened from it; restore the file from a backup (run \"logstore-tool verify \(path)\" for details)", path: path, offset: indexOffset)
+        }
+        let (header, stored): (FrameHeader, [UInt8])
+        switch try FrameScanner.readFrame(in: file, at: indexOffset, limit: fileSize) {
+        case .success(let frame): (header, stored) = frame
+        case .failure(let failure): throw damaged(failure.reason)
+        }
+        guard header.kind == .snapshotIndex else { throw damaged("the frame there is a \(header.kind) frame") }
+        let index: SnapshotIndex
+        do throws(DecodeFailure) {
+            let raw = try decompress(header, stored)
+            index = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotIndex(decoding: bytes) }
+        } catch {
+            throw damaged(error.reason)
+        }
+        guard index.sequence == header.sequence else {
+            throw damaged("it covers sequence \(index.sequence) but its frame says \(header.sequence)")
+        }
+        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset + $0.frameSize <= indexOffset }) else {
+            throw damaged("its directory places a block outside the snapshot")
+        }
+        return (index, header)
+    }
+
+    /// Checks that the frames from the header to the index are exactly the
+    /// directory's blocks, in order, each whole: one sequential read, no
+    /// decompression.
+    private static func verifyBlocks(of index: SnapshotIndex, in file: any FileIO, end: UInt64) throws(LogStoreError) {
+        var scanner = FrameScanner(file: file, limit: end)
+        var mismatch: String?
+        let summary = try scanner.scan { (frame, _) throws(DecodeFailure) in
+            let position = frame.number - 1
+            guard position < index.blocks.count else { throw DecodeFailure("a frame follows the last block of the directory") }
+            let entry = index.blocks[position]
+            guard frame.header.kind == .snapshotBlock, frame.offset == entry.offset, frame.header.checksum == entry.checksum,
+                  frame.header.storedSize == entry.storedSize, frame.header.rawSize == entry.rawSize, frame.header.sequence == UInt64(frame.number) else {
+                mismatch = "it is not the block the directory lists there"
+                throw DecodeFailure("it is not the block the directory lists there")
+            }
+        }
+        let failedBlock: (number: Int, offset: UInt64, reason: String)?
+        switch summary.end {
+        case .clean:
+            failedBlock = summary.frameCount == index.blocks.count ? nil
+                : (summary.frameCount + 1, summary.validEnd, "the directory lists \(index.blocks.count) blocks, the file holds \(summary.frameCount)")
+        case .tornTail(let offset, _, let reason): failedBlock = (summary.frameCount + 1, offset, reason)
+        case .damage(let offset, let number, let reason): failedBlock = (number, offset, mismatch ?? reason)
+        }
+        if let failedBlock {
+            throw blockDamage(path: file.path, number: failedBlock.number, offset: failedBlock.offset, reason: failedBlock.reason)
+        }
+    }
+
+    static func blockDamage(path: String, number: Int, offset: UInt64, reason: String) -> LogStoreError {
+        LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read; restore the file from a backup (run \"logstore-tool verify \(path)\" to list every damaged block)", path: path, offset: offset, frameNumber: number)
+    }
+
+    private static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {
+        switch header.codec {
+        case .raw:
+            return stored
+        case .lz4Block:
+            var raw = [UInt8](repeating: 0, count: Int(header.rawSize))
+            try stored.withBytes { (source) throws(DecodeFailure) in
+                try raw.withMutableBytes { (destination) throws(DecodeFailure) in try LZ4.decompress(source, into: destination) }
+            }
+            return raw
+        case .lz4BlockWithDictionary:
+            throw DecodeFailure("a snapshot frame is compressed against a store dictionary, which only transactions may use")
+        }
+    }
+
+    // MARK: - Blocks
+
+    /// Blocks decoded since open (cache misses), for tests and statistics.
+    var blocksDecoded: Int { decodedBlocks.load(ordering: .relaxed) }
+
+    /// The bytes of decoded blocks in memory now.
+    var cachedBytes: Int { cache.byteCount }
+
+    /// The block at `number` (0-based), from the cache or decoded now; nil
+    /// when it cannot be read, the failure kept for ``checkReadable()``.
+    func block(_ number: Int) -> SnapshotBlock? {
+        if let cached = cache.block(number) { return cached }
+        do throws(LogStoreError) {
+            let block = try readBlock(number)
+            cache.insert(block)
+            return block
+        } catch {
+            readFailure.withLock { if $0 == nil { $0 = error } }
+            return nil
+        }
+    }
+
+    /// Reads and decodes block `number` (0-based), bypassing the cache.
+    func readBlock(_ number: Int) throws(LogStoreError) -> SnapshotBlock {
+        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, in: file)
+        decodedBlocks.add(1, ordering: .relaxed)
+        return block
+    }
+
+    /// Reads block `number` (0-based) of `directory` from `file` and checks
+    /// all of it: the frame, and every record against the directory and
+    /// the entities' slot counts.
+    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
+        let entry = directory[number]
+        func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
+        let frame: (FrameHeader, [UInt8])
+        switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: entry.offset + entry.frameSize) {
+        case .success(let read): frame = read
+        case .failure(let failure): throw damaged(failure.reason)
+        }
+        guard frame.0.checksum == entry.checksum, frame.0.kind == .snapshotBlock else {
+            throw damaged("it is not the block the directory lists there")
+        }
+        do throws(DecodeFailure) {
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts)
+            guard block.count == entry.recordCount, block.entities.first == entry.firstEntity, block.keys.first == entry.firstKey,
+                  block.entities.last == entry.lastEntity, block.keys.last == entry.lastKey else {
+                throw DecodeFailure("its records are not the ones the directory lists")
+            }
+            return block
+        } catch {
+            throw damaged(error.reason)
+        }
+    }
+
+    /// Throws the first failure to read a block since open, if any.
+    func checkReadable() throws(LogStoreError) {
+        if let failure = readFailure.withLock({ $0 }) { throw failure }
+    }
+}

@@ -1,0 +1,210 @@
+// The committed state to and from a snapshot: what a compaction writes,
+// what open reads instead of history, and the switch to a new snapshot.
+
+extension CommittedState {
+    /// The slot names of `entity`, in the order of a record's values.
+    static func slotNames(_ entity: EntityDescription) -> [String] {
+        entity.attributes.map(\.name) + entity.relationships.map(\.name)
+    }
+
+    // MARK: - Opening from a snapshot
+
+    /// Locates every record of `index` in `snapshot`'s blocks, and takes the
+    /// secondary indexes and relationship pointers as the snapshot stored
+    /// them. Nothing is decoded, except the records of an entity whose slots
+    /// changed since the snapshot was written (a lightweight migration):
+    /// those are read now and brought to this model's slots, once.
+    ///
+    /// Records get the snapshot's sequence number as their version.
+    mutating func load(_ index: SnapshotIndex, from snapshot: SnapshotFile) throws(LogStoreError) {
+        for table in model.entities.indices { tables[table].attach(snapshot) }
+        var cursor = BlockCursor(snapshot.directory)
+        var asStored: [Int: EntityDescription] = [:]
+        for (position, section) in index.entities.enumerated() {
+            guard let entity = model.entitiesByName[section.name] else {
+                // An entity this model lacks: the migration check refuses the
+                // open unless it held nothing worth keeping.
+                for _ in section.keys { _ = cursor.next() }
+                continue
+            }
+            nextKeys[entity.index] = max(nextKeys[entity.index], section.nextKey)
+            if section.slots == Self.slotNames(entity) {
+                asStored[position] = entity
+                for key in section.keys {
+                    let (block, slot) = cursor.next()
+                    tables[entity.index].locate(key, version: index.sequence, block: block, slot: slot)
+                }
+            } else {
+                try migrate(section, of: entity, from: snapshot, cursor: &cursor, version: index.sequence)
+            }
+        }
+
+        var loaded = Set<[Int]>()
+        for stored in index.indexes {
+            guard let entity = asStored[stored.entity], let slot = entity.attributeIndex(stored.attribute),
+                  let position = indexes[entity.index].firstIndex(where: { $0.slot == slot }) else { continue }
+            indexes[entity.index][position] = SecondaryIndex(slot: slot, values: stored.values, counts: stored.counts, keys: stored.keys)
+            loaded.insert([entity.index, slot])
+        }
+        // An index the snapshot lacks (the attribute became indexed since) is built now.
+        for entity in asStored.values {
+            for position in indexes[entity.index].indices where !loaded.contains([entity.index, indexes[entity.index][position].slot]) {
+                let slot = indexes[entity.index][position].slot
+                var wanted = Array(repeating: false, count: slot + 1)
+                wanted[slot] = true
+                var values: [StoredValue] = []
+                var rebuilt = SecondaryIndex(slot: slot)
+                tables[entity.index].forEachRecord { key, bytes in
+                    EntityTable.decode(bytes, wanted: wanted, into: &values)
+                    rebuilt.set(key, values.count > slot ? values[slot] : .null)
+                }
+                indexes[entity.index][position] = rebuilt
+            }
+        }
+
+        for stored in index.pointers {
+            guard let entity = asStored[stored.entity], let relationship = entity.relationships.firstIndex(where: { $0.name == stored.relationship }) else { continue }
+            let slot = entity.attributes.count + relationship
+            var next = 0
+            var byTarget: [UInt64: Set<UInt64>] = [:]
+            byTarget.reserveCapacity(stored.targets.count)
+            for (target, count) in zip(stored.targets, stored.counts) {
+                byTarget[target] = Set(stored.sources[next..<(next + count)])
+                next += count
+            }
+            pointers[entity.name, default: [:]][slot] = byTarget
+        }
+        settleIndexes()
+    }
+
+    /// Reads `section`'s records, written with other slots than `entity`
+    /// has now, and inserts them with this model's slots: values by slot
+    /// name, defaults for slots added since.
+    private mutating func migrate(_ section: SnapshotIndex.Entity, of entity: EntityDescription, from snapshot: SnapshotFile, cursor: inout BlockCursor, version: UInt64) throws(LogStoreError) {
+        let names = Self.slotNames(entity)
+        let mapping = section.slots.map { names.firstIndex(of: $0) }
+        var block: SnapshotBlock?
+        for key in section.keys {
+            let (number, slot) = cursor.next()
+            if block?.number != number { block = try snapshot.readBlock(number) }
+            var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
+            for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }
+            block?.withValues(at: slot) { bytes in
+                var reader = ByteReader(bytes)
+                for target in mapping {
+                    guard let value = try? reader.readValue(trusted: true) else { break }
+                    if let target { values[target] = value }
+                }
+            }
+            apply(.insert(entity: entity, key: key, values: values), version: version)
+        }
+    }
+
+    // MARK: - Writing a snapshot
+
+    /// Writes every live record into `writer`, entity by entity in the
+    /// model's order, then returns the indexes and pointers for its index.
+    ///
+    /// Throws if a record could not be read (a block of the current
+    /// snapshot failing): a snapshot must never leave out a live record.
+    func write(to writer: inout SnapshotWriter, progress: (CompactionProgress) -> Void) throws(LogStoreError) {
+        var failure: LogStoreError?
+        for entity in model.entities {
+            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: nextKeys[entity.index])
+            var written = 0
+            tables[entity.index].forEachRecord { key, version, bytes in
+                guard failure == nil else { return }
+                do throws(LogStoreError) {
+                    try writer.append(key: key, version: version, values: bytes)
+                    written += 1
+                    if writer.progress.records % 4096 == 0 { progress(writer.progress) }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+            try tables[entity.index].snapshot?.checkReadable()
+            guard written == tables[entity.index].count else {
+                throw LogStoreError(.io, "compaction read \(written) of \(tables[entity.index].count) records of \(entity.name); the store was left as it was", entity: entity.name)
+            }
+        }
+    }
+
+    /// The secondary indexes, as a snapshot written by ``write(to:progress:)`` stores them.
+    func indexSections() -> [SnapshotIndex.Index] {
+        model.entities.flatMap { entity in
+            indexes[entity.index].map { index in
+                let (values, counts, keys) = index.groups()
+                return SnapshotIndex.Index(entity: entity.index, attribute: entity.attributes[index.slot].name, values: values, counts: counts, keys: keys)
+            }
+        }
+    }
+
+    /// The reverse of each stored relationship, as a snapshot stores it.
+    func pointerSections() -> [SnapshotIndex.Pointers] {
+        model.entities.flatMap { entity -> [SnapshotIndex.Pointers] in
+            guard let bySlot = pointers[entity.name] else { return [] }
+            return bySlot.keys.sorted().compactMap { slot -> SnapshotIndex.Pointers? in
+                let relationship = slot - entity.attributes.count
+                guard entity.relationships.indices.contains(relationship), let byTarget = bySlot[slot] else { return nil }
+                var section = SnapshotIndex.Pointers(entity: entity.index, relationship: entity.relationships[relationship].name, targets: [], counts: [], sources: [])
+                for target in byTarget.keys.sorted() {
+                    guard let sources = byTarget[target], !sources.isEmpty else { continue }
+                    section.targets.append(target)
+                    section.counts.append(sources.count)
+                    section.sources += sources.sorted()
+                }
+                return section
+            }
+        }
+    }
+
+    /// The raw bytes of live records: those in the arena, plus the raw size
+    /// of the snapshot's blocks (which held the rest when it was written).
+    var liveBytesEstimate: Int {
+        let snapshotBytes = tables.first?.snapshot?.directory.reduce(0) { $0 + Int($1.rawSize) } ?? 0
+        return snapshotBytes + tables.reduce(0) { $0 + $1.arenaLiveBytes }
+    }
+
+    // MARK: - Switching to a new snapshot
+
+    /// After a compaction wrote `written` (this state as it was at the
+    /// snapshot's sequence number) into `snapshot`: every record that has
+    /// not changed since is read from the snapshot from now on, and the
+    /// memory its values took is freed. Records changed since stay where
+    /// they are.
+    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState) {
+        var cursor = BlockCursor(snapshot.directory)
+        for entity in model.entities {
+            let table = entity.index
+            tables[table].attach(snapshot)
+            written.tables[table].forEachKey { key, version in
+                let (block, slot) = cursor.next()
+                if tables[table].version(key) == version {
+                    tables[table].locate(key, version: version, block: block, slot: slot)
+                }
+            }
+            tables[table].packArena()
+        }
+    }
+}
+
+/// Walks a snapshot's records in order, saying in which block and slot each is.
+struct BlockCursor {
+    private let directory: [SnapshotIndex.Block]
+    private var block = 0
+    private var slot = 0
+
+    init(_ directory: [SnapshotIndex.Block]) { self.directory = directory }
+
+    /// The block and slot of the next record. The directory's counts add up
+    /// to the records listed (SnapshotIndex checks it), so it never runs out.
+    mutating func next() -> (block: Int, slot: Int) {
+        while block < directory.count, slot >= directory[block].recordCount {
+            block += 1
+            slot = 0
+        }
+        defer { slot += 1 }
+        return (block, slot)
+    }
+}

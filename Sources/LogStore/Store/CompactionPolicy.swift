@@ -1,0 +1,24 @@
+// When a store compacts its journal without being asked.
+
+/// When a store compacts its journal by itself, in the background.
+///
+/// A compaction writes every live record into a new snapshot and drops the
+/// history before it, so that the file and the time to open it follow the
+/// live data rather than the number of saves. ``Store/compact(progress:)``
+/// compacts on request under any policy.
+public enum CompactionPolicy: Sendable, Hashable {
+    /// Never by itself.
+    case manual
+    /// After a save leaves the journal after the snapshot larger than both
+    /// `minimumJournalBytes` and `liveDataRatio` times the raw size of the
+    /// live records. With the defaults (1 MiB, 1.0) the file stays under
+    /// about twice the live data, and a small store is never compacted.
+    case automatic(minimumJournalBytes: UInt64 = 1 << 20, liveDataRatio: Double = 1.0)
+
+    /// Whether a journal of `journalBytes` after the snapshot is due for
+    /// compaction, with `liveBytes` of live records.
+    func isDue(journalBytes: UInt64, liveBytes: Int) -> Bool {
+        guard case .automatic(let minimum, let ratio) = self else { return false }
+        return journalBytes > minimum && Double(journalBytes) > ratio * Double(liveBytes)
+    }
+}

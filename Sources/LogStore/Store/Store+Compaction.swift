@@ -1,0 +1,229 @@
+// Compaction: the journal folded into a new snapshot, written next to the
+// store while it keeps working, then renamed over it.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// What a finished compaction did.
+public struct CompactionReport: Sendable, Hashable {
+    /// The last transaction the new snapshot includes.
+    public var sequence: UInt64
+    /// Live records written into it.
+    public var records: Int
+    /// Their raw size, in bytes.
+    public var rawBytes: UInt64
+    /// The file's size before and after (after: at the switch).
+    public var bytesBefore: UInt64
+    public var bytesAfter: UInt64
+    /// Transactions saved while the snapshot was written, copied after it.
+    public var transactionsCopied: Int
+    /// How long it took in all, and how long saves waited for the switch.
+    public var duration: Duration
+    public var pauseDuration: Duration
+}
+
+/// The stages of a compaction, in order, as its progress reports them.
+public enum CompactionStage: Sendable, Hashable {
+    /// Writing the snapshot of the live records into the new file.
+    case writingSnapshot
+    /// Copying transactions saved meanwhile, with saves still going on.
+    case copyingJournal
+    /// Saves are paused: copying the last transactions, then fsyncing the new file.
+    case synchronizing
+    /// The new file is durable and about to be renamed over the store.
+    case renaming
+    /// Renamed and switched: the store runs on the new file.
+    case finished
+}
+
+/// One compaction at a time per store, the automatic policy's state, and
+/// the way `close` stops a compaction under way.
+final class CompactionCoordinator: Sendable {
+    /// Held for a whole compaction.
+    let gate = Monitor()
+    let isClosing = Atomic<Bool>(false)
+    /// A background compaction was started and has not finished.
+    let isScheduled = Atomic<Bool>(false)
+    /// After a failed automatic compaction, the journal size to wait for
+    /// before trying again (so a full disk is not hit on every save).
+    let retryAbove = Atomic<UInt64>(0)
+    let lastError = Protected<LogStoreError?>(nil)
+
+    /// Stops compactions: the one under way gives up at its next step, and
+    /// none starts after. Returns once none runs.
+    func close() {
+        isClosing.store(true, ordering: .relaxed)
+        gate.withLock {}
+    }
+}
+
+/// Names and cleans up the files a compaction writes next to the store.
+enum Compaction {
+    static func temporaryPath(of path: String) -> String { "\(path).compacting-\(getpid())" }
+
+    /// Removes `PATH.compacting-PID` files: called by a writer that holds the
+    /// store's lock, so no compaction of it is running, and any such file
+    /// was left by one that died before its rename.
+    static func removeAbandonedFiles(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let prefix = url.lastPathComponent + ".compacting-"
+        let directory = url.deletingLastPathComponent().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+    }
+}
+
+extension Store {
+    /// Folds the journal into a new snapshot of the live records, so that
+    /// opening the store reads the snapshot instead of replaying history.
+    ///
+    /// Saves and fetches go on while the snapshot is written into a new file
+    /// next to the store; transactions saved meanwhile are copied after it,
+    /// and saves pause only while the last few are copied, the new file is
+    /// fsynced, renamed over the store and the directory fsynced. A crash at
+    /// any point leaves the old file or the new one, each whole, holding
+    /// every acknowledged save (FORMAT.md §11.5). Fetches that started before
+    /// keep reading what they started with.
+    ///
+    /// Memory stays bounded: records are streamed, one block at a time.
+    /// Only one compaction runs at a time; a second call waits for it.
+    ///
+    /// - Parameter progress: called from the compacting thread as it goes.
+    /// - Throws: `.readOnly`; `.closed` when the store closes meanwhile;
+    ///   `.io` when writing the new file fails (it is removed, and the store
+    ///   goes on in the old one). After the rename, a failed directory fsync
+    ///   stops writes (`.writeFailed`), as a failed save's fsync does.
+    @discardableResult
+    public func compact(progress: ((CompactionStage, CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
+        guard journal.options.access == .readWrite else {
+            throw LogStoreError(.readOnly, "\(path) was opened read-only; open it read-write to compact it", path: path)
+        }
+        compactions.gate.lock()
+        defer { compactions.gate.unlock() }
+        let started = ContinuousClock.now
+        func checkOpen() throws(LogStoreError) {
+            if compactions.isClosing.load(ordering: .relaxed) {
+                throw LogStoreError(.closed, "\(path) was closed during its compaction, which stopped; the store is as it was", path: path)
+            }
+        }
+        try checkOpen()
+        let bytesBefore = journal.currentFile.end
+
+        // 1. The state at the last transaction, and what the frames after it
+        //    rely on. Saves wait only for this copy-on-write snapshot.
+        let (written, point) = writeLock.withLock {
+            applyOrder.lock()
+            while appliedThrough.withLock({ $0 }) < journal.lastSequence { applied.wait() }
+            applyOrder.unlock()
+            return (state.withLock { $0 }, journal.snapshotPoint)
+        }
+
+        // 2. The new file, locked before its rename can make it visible.
+        let temporary = Compaction.temporaryPath(of: path)
+        unlink(temporary)
+        let file = try SystemFile(path: temporary, mode: .createExclusive(permissions: mode_t(journal.options.filePermissions)))
+        var renamed = false
+        defer {
+            if !renamed {
+                file.close()
+                unlink(temporary)
+            }
+        }
+        try FileLock.lockExclusively(file)
+
+        var writer = SnapshotWriter(file: file, sequence: point.sequence, blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
+        progress?(.writingSnapshot, writer.progress)
+        var stopped: LogStoreError?
+        try written.write(to: &writer) { current in
+            if stopped == nil, compactions.isClosing.load(ordering: .relaxed) { stopped = LogStoreError(.closed, "\(path) was closed during its compaction, which stopped; the store is as it was", path: path) }
+            progress?(.writingSnapshot, current)
+        }
+        if let stopped { throw stopped }
+        let (indexOffset, tailStart) = try writer.finish(
+            header: journal.header, schema: [UInt8](StoredSchema(model).encoded()), dictionary: point.dictionary,
+            symbols: point.names, indexes: written.indexSections(), pointers: written.pointerSections())
+        // Read back what was written, checksums and all, before trusting it.
+        let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity)
+        let origin = try TailOrigin(file: file, after: snapshot, index: index)
+        try checkOpen()
+
+        // 3. Transactions saved meanwhile, copied while saves go on.
+        var copiedFrom = point.end, copiedTo = tailStart
+        func copyFrames(from old: any FileIO, to end: UInt64) throws(LogStoreError) {
+            while copiedFrom < end {
+                let chunk = try old.read(count: Int(min(end - copiedFrom, 4 << 20)), at: copiedFrom)
+                guard !chunk.isEmpty else { throw LogStoreError(.io, "\(path) ended at \(copiedFrom) while its compaction copied it up to \(end)", path: path) }
+                try chunk.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: copiedTo) }
+                copiedFrom += UInt64(chunk.count)
+                copiedTo += UInt64(chunk.count)
+            }
+        }
+        progress?(.copyingJournal, writer.progress)
+        for _ in 0..<4 {
+            let (old, end) = journal.currentFile
+            guard end - copiedFrom > 256 << 10 else { break }
+            try copyFrames(from: old, to: end)
+        }
+        try checkOpen()
+
+        // 4. Saves pause: the last frames, fsync, rename, directory fsync.
+        let pauseStarted = ContinuousClock.now
+        var directoryFailure: LogStoreError?
+        let oldFile = try journal.replaceFile(with: snapshot) { (old, end) throws(LogStoreError) -> (TailOrigin, UInt64) in
+            progress?(.synchronizing, writer.progress)
+            try copyFrames(from: old, to: end)
+            try file.synchronize()
+            progress?(.renaming, writer.progress)
+            guard rename(temporary, path) == 0 else { throw SystemFile.error(errno, "rename", path: temporary) }
+            renamed = true
+            // From here on the store is the new file, whatever happens: the
+            // old one is gone from the directory.
+            do throws(LogStoreError) { try SystemFile.synchronizeDirectory(of: path) } catch { directoryFailure = error }
+            return (origin, copiedTo)
+        }
+        let pause = ContinuousClock.now - pauseStarted
+        oldFile.close()
+        if let directoryFailure {
+            journal.refuseWrites(after: directoryFailure)
+            throw directoryFailure
+        }
+
+        // 5. Readers move: records unchanged since the snapshot are read from
+        //    it from now on, and their copies in memory are freed.
+        state.withLock { $0.relocate(into: snapshot, from: written) }
+        progress?(.finished, writer.progress)
+        return CompactionReport(
+            sequence: point.sequence, records: writer.progress.records, rawBytes: writer.progress.rawBytes,
+            bytesBefore: bytesBefore, bytesAfter: copiedTo, transactionsCopied: Int(journal.lastSequence - point.sequence),
+            duration: ContinuousClock.now - started, pauseDuration: pause)
+    }
+
+    /// The error of the last automatic compaction that failed, if any.
+    public var lastCompactionError: LogStoreError? { compactions.lastError.withLock { $0 } }
+
+    /// Starts a compaction on a background thread when the policy says the
+    /// journal has grown enough; called after each save.
+    func compactInBackgroundIfDue() {
+        let policy = journal.options.compaction
+        guard policy != .manual, journal.options.access == .readWrite, !compactions.isScheduled.load(ordering: .relaxed) else { return }
+        let journalBytes = journal.journalBytes
+        guard journalBytes > compactions.retryAbove.load(ordering: .relaxed),
+              policy.isDue(journalBytes: journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate }),
+              compactions.isScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        Thread.detachNewThread { [self] in
+            defer { compactions.isScheduled.store(false, ordering: .relaxed) }
+            do throws(LogStoreError) {
+                try compact()
+                compactions.lastError.withLock { $0 = nil }
+                compactions.retryAbove.store(0, ordering: .relaxed)
+            } catch {
+                guard error.kind != .closed else { return }
+                compactions.lastError.withLock { $0 = error }
+                compactions.retryAbove.store(journalBytes * 2, ordering: .relaxed)
+            }
+        }
+    }
+}
