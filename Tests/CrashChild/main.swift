@@ -1,13 +1,22 @@
 // A child process for the crash tests: appends transactions to the store at
 // argv[1] with fsync every commit and prints each acknowledged sequence number
 // (flushed at once), until the parent kills it.
+//
+// `logstore-crash-child compact STORE SEED` saves objects through a Store
+// instead, numbered on from those already saved, prints each acknowledged
+// number, and compacts every few saves, printing "stage NAME" as each step
+// of the compaction begins and lingering there a moment, so that the
+// parent can kill it inside any step.
 
 import Foundation
 import LogStore
 
 let arguments = CommandLine.arguments
+if arguments.count >= 4, arguments[1] == "compact" {
+    saveAndCompact(path: arguments[2], seed: UInt64(arguments[3]) ?? 1)
+}
 guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: logstore-crash-child STORE [SEED]\n".utf8))
+    FileHandle.standardError.write(Data("usage: logstore-crash-child STORE [SEED] | compact STORE SEED\n".utf8))
     exit(2)
 }
 let seed = arguments.count >= 3 ? UInt64(arguments[2]) ?? 1 : 1
@@ -31,4 +40,48 @@ do {
 } catch {
     FileHandle.standardError.write(Data("logstore-crash-child: \(error)\n".utf8))
     exit(1)
+}
+
+func saveAndCompact(path: String, seed: UInt64) -> Never {
+    var state = seed
+    func random(_ bound: UInt64) -> UInt64 {
+        state = state &* 6364136223846793005 &+ 1442695040888963407
+        return (state >> 33) % bound
+    }
+    do {
+        let model = try Model {
+            Entity("Event") {
+                Attribute("number", .int64, indexed: true)
+                Attribute("payload", .data)
+            }
+        }
+        let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual, snapshotBlockSize: 4 << 10))
+        let context = store.newContext()
+        var next = Int64(try context.count(for: FetchRequest(entityName: "Event"))) + 1
+        while true {
+            for _ in 0..<(1 + random(20)) {
+                let event = try context.insert("Event")
+                event["number"] = next
+                event["payload"] = Data(repeating: UInt8(truncatingIfNeeded: next), count: Int(random(600)))
+                try context.save()
+                print(next)
+                fflush(nil)
+                next += 1
+                context.reset()
+            }
+            try store.compact { stage, _ in
+                switch stage {
+                case .writingSnapshot, .synchronizing, .renaming, .finished:
+                    print("stage \(stage)")
+                    fflush(nil)
+                    usleep(UInt32(random(3_000)))
+                case .copyingJournal:
+                    break
+                }
+            }
+        }
+    } catch {
+        FileHandle.standardError.write(Data("logstore-crash-child: \(error)\n".utf8))
+        exit(1)
+    }
 }

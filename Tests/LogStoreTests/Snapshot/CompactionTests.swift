@@ -2,6 +2,7 @@
 // history read, one block decoded per record touched.
 
 import Foundation
+import Synchronization
 import Testing
 @_spi(Benchmarks) @testable import LogStore
 
@@ -137,6 +138,117 @@ struct CompactionTests {
             let counter = try context.existingObject(with: id)
             #expect(counter["name"] as? String == "counter 4241")
             #expect(snapshot.blocksDecoded == 1)
+        }
+    }
+}
+
+@Suite("Compaction under load")
+struct CompactionUnderLoadTests {
+    @Test("Saves during a background compaction are all kept, and a reader from before keeps its values")
+    func savesDuringCompaction() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/busy.logstore"
+            let model = try CounterModel.make()
+            let threads = 4
+            var expected: [String: [UInt64: [StoredValue]]] = [:]
+            do {
+                let store = try Store(path: path, model: model, options: CounterModel.manual)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 20_000)
+                let reader = store.snapshot()
+                let readerContents = contents(of: store)
+
+                let compacting = Atomic<Bool>(true)
+                let saves = Atomic<Int>(0)
+                let failures = Protected<[String]>([])
+                var workers: [Thread] = []
+                for thread in 0..<threads {
+                    let worker = Thread {
+                        let context = store.newContext()
+                        var round = 0
+                        // Keep saving until the compaction is over, and a few times after.
+                        while compacting.load(ordering: .relaxed) || round < 3 {
+                            do {
+                                let counter = try context.insert("Counter")
+                                counter["name"] = "thread \(thread) round \(round)"
+                                counter["value"] = Int64(round)
+                                for existing in try context.fetch(FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name == %@", "counter \(thread)"))) {
+                                    existing["value"] = Int64(1_000_000 * thread + round)
+                                }
+                                try context.save()
+                                saves.add(1, ordering: .relaxed)
+                            } catch {
+                                failures.withLock { $0.append("\(error)") }
+                                return
+                            }
+                            round += 1
+                        }
+                    }
+                    workers.append(worker)
+                    worker.start()
+                }
+                var seenSavesDuringWrite = false
+                let report = try store.compact { stage, _ in
+                    // Give the savers time inside the snapshot-writing stage.
+                    if stage == .writingSnapshot { usleep(20_000) }
+                    if stage == .copyingJournal { seenSavesDuringWrite = saves.load(ordering: .relaxed) > 0 }
+                }
+                compacting.store(false, ordering: .relaxed)
+                while workers.contains(where: { !$0.isFinished }) { usleep(1_000) }
+                #expect(failures.withLock { $0 }.isEmpty)
+                #expect(seenSavesDuringWrite)
+                #expect(report.transactionsCopied > 0, "saves went on while the snapshot was written")
+
+                // The reader from before sees exactly what it saw then.
+                var fromReader: [String: [UInt64: [StoredValue]]] = [:]
+                for entity in model.entities {
+                    for key in reader.state.keys(of: entity.name) { fromReader[entity.name, default: [:]][key] = reader.state.record(entity, key)?.values }
+                }
+                #expect(fromReader == readerContents)
+                expected = contents(of: store)
+                #expect(expected["Counter"]?.values.contains { $0.first == .string("thread 3 round 0") } == true)
+            }
+            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            defer { store.close() }
+            #expect(contents(of: store) == expected)
+        }
+    }
+
+    @Test("The automatic policy compacts in the background and keeps the file near the live data")
+    func automaticPolicy() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/auto.logstore"
+            let model = try CounterModel.make()
+            let options = JournalOptions(durability: .deferredToOS, compaction: .automatic(minimumJournalBytes: 64 << 10))
+            var expected: [String: [UInt64: [StoredValue]]] = [:]
+            do {
+                let store = try Store(path: path, model: model, options: options)
+                defer { store.close() }
+                let context = store.newContext()
+                var counters: [ManagedObject] = []
+                for number in 0..<200 {
+                    let counter = try context.insert("Counter")
+                    counter["name"] = "counter \(number)"
+                    counters.append(counter)
+                }
+                try context.save()
+                for round in 0..<3_000 {
+                    counters[round % counters.count]["value"] = Int64(round)
+                    counters[round % counters.count]["note"] = String(repeating: "x", count: round % 100)
+                    try context.save()
+                }
+                // Let a compaction the last saves started finish.
+                store.compactions.gate.withLock {}
+                #expect(store.lastCompactionError == nil)
+                #expect(store.journal.snapshot != nil, "the policy compacted")
+                expected = contents(of: store)
+            }
+            let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            let store = try Store(path: path, model: model, options: options)
+            defer { store.close() }
+            #expect(contents(of: store) == expected)
+            // 3,000 saves of ~60-byte frames would be over 180 KB uncompacted.
+            #expect(size < 160_000, "the file is \(size) bytes")
         }
     }
 }

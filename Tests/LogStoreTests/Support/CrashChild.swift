@@ -14,10 +14,16 @@ final class CrashChild {
     private var pending = Data()
     /// Sequence numbers the child printed, so far as read.
     private(set) var acknowledged: [UInt64] = []
+    /// Other lines it printed ("stage renaming"), so far as read.
+    private(set) var lines: [String] = []
 
-    init(store path: String, seed: UInt64) throws {
+    convenience init(store path: String, seed: UInt64) throws {
+        try self.init(arguments: [path, String(seed)])
+    }
+
+    init(arguments: [String]) throws {
         process.executableURL = try Executables.url(of: "logstore-crash-child")
-        process.arguments = [path, String(seed)]
+        process.arguments = arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -36,6 +42,19 @@ final class CrashChild {
         return true
     }
 
+    /// Blocks until the child printed a line `matches` accepts; false if it
+    /// exited first.
+    func waitForLine(where matches: (String) -> Bool) -> Bool {
+        var seen = lines.count
+        while true {
+            if lines[seen...].contains(where: matches) { return true }
+            seen = lines.count
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            take(chunk)
+        }
+    }
+
     /// Kills the child with SIGKILL, waits for it, and reads everything it
     /// printed (again: it does nothing twice). Only complete lines count: a number is acknowledged once its
     /// newline is out.
@@ -48,9 +67,8 @@ final class CrashChild {
     private func take(_ chunk: Data) {
         pending.append(chunk)
         while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-            if let number = UInt64(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)) {
-                acknowledged.append(number)
-            }
+            let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+            if let number = UInt64(line) { acknowledged.append(number) } else { lines.append(line) }
             pending.removeSubrange(pending.startIndex...newline)
         }
     }

@@ -1,0 +1,96 @@
+// A damaged snapshot block or index is found at open, named, and listed by verify.
+
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import LogStore
+
+@Suite("Snapshot damage")
+struct SnapshotDamageTests {
+    /// A compacted store of 5,000 counters in many small blocks, and its directory.
+    static func withCompactedStore(_ body: (String, Model, SnapshotIndex) throws -> Void) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/damaged.logstore"
+            let model = try CounterModel.make()
+            var options = CounterModel.manual
+            options.snapshotBlockSize = 4 << 10
+            do {
+                let store = try Store(path: path, model: model, options: options)
+                defer { store.close() }
+                let context = store.newContext()
+                for number in 0..<5_000 {
+                    let counter = try context.insert("Counter")
+                    counter["name"] = "counter \(number)"
+                    counter["note"] = "note \(number)"
+                }
+                try context.save()
+                try store.compact()
+            }
+            let file = try SystemFile(path: path, mode: .readOnly)
+            defer { file.close() }
+            let headerBytes = try file.read(count: 64, at: 0)
+            let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+            let offset = try #require(header.snapshotIndexOffset)
+            let (index, _) = try SnapshotFile.readIndex(in: file, at: offset, fileSize: try file.size())
+            try #require(index.blocks.count > 10)
+            try body(path, model, index)
+        }
+    }
+
+    @Test("A flipped bit in a block's payload is .corruptSnapshot at open, naming the block; verify lists it")
+    func damagedBlock() throws {
+        try Self.withCompactedStore { path, model, index in
+            let block = index.blocks[6]
+            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2, bit: 3)
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: model, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot)
+            #expect(error?.frameNumber == 7)
+            #expect(error?.offset == block.offset)
+            #expect(error?.message.contains("snapshot block 7 at offset \(block.offset)") == true)
+            #expect(error?.message.contains("logstore-tool verify") == true)
+
+            let report = try StoreInspector.verify(path: path)
+            #expect(report.problems.map(\.frameNumber) == [7])
+            #expect(report.problems.first?.offset == block.offset)
+            #expect(report.validFrames == index.blocks.count)  // the other blocks and the index
+        }
+    }
+
+    @Test("A damaged index, or a header pointing elsewhere, is .corruptSnapshot naming the index")
+    func damagedIndex() throws {
+        try Self.withCompactedStore { path, model, index in
+            let surgery = StoreFileSurgery(path: path)
+            let original = try surgery.bytes
+            let indexOffset = Int(index.blocks.last!.offset + index.blocks.last!.frameSize)
+            try surgery.flipBit(at: indexOffset + 60)
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: model, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot)
+            #expect(error?.message.contains("snapshot index at offset \(indexOffset)") == true)
+            #expect(try StoreInspector.verify(path: path).problems.count == 1)
+
+            // The header's pointer moved onto a block: not an index frame.
+            var bytes = original
+            JournalFixtures.store(index.blocks[2].offset, into: &bytes, at: FileLayout.snapshotOffsetField)
+            JournalFixtures.resignHeader(&bytes)
+            try surgery.write(bytes)
+            let moved = #expect(throws: LogStoreError.self) { try Store(path: path, model: model, options: CounterModel.manual) }
+            #expect(moved?.kind == .corruptSnapshot)
+            #expect(moved?.message.contains("snapshot block frame") == true)
+        }
+    }
+
+    @Test("A block missing from between the others is damage, not a shorter snapshot")
+    func missingBlock() throws {
+        try Self.withCompactedStore { path, model, index in
+            let surgery = StoreFileSurgery(path: path)
+            var bytes = try surgery.bytes
+            let block = index.blocks[3]
+            // Overwrite block 4 with a copy of block 5's frame: valid, but not the one listed.
+            let next = index.blocks[4]
+            let copy = Array(bytes[Int(next.offset)..<Int(next.offset + next.frameSize)])
+            bytes.replaceSubrange(Int(block.offset)..<Int(block.offset + block.frameSize), with: copy)
+            try surgery.write(bytes)
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: model, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot)
+        }
+    }
+}
