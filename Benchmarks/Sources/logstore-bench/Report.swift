@@ -7,16 +7,19 @@ import Foundation
 /// missed: the report says "NOT MET" and the run goes on.
 enum Target: Sendable {
     case atLeast(Double)
+    case atMost(Double)
 
     func isMet(by value: Double) -> Bool {
         switch self {
         case .atLeast(let minimum): value >= minimum
+        case .atMost(let maximum): value <= maximum
         }
     }
 
     var description: String {
         switch self {
         case .atLeast(let minimum): "≥ " + String(format: "%g", minimum)
+        case .atMost(let maximum): "≤ " + String(format: "%g", maximum)
         }
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 
 let groups: [any BenchmarkGroup.Type] = [
     AppendThroughput.self, CommitThroughput.self, Crc32cThroughput.self, Lz4Throughput.self,
-    SmallTransactionCompression.self, Recovery.self, ObjectThroughput.self, FetchThroughput.self,
+    SmallTransactionCompression.self, Recovery.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
 ]
 let groupNames = groups.map { $0.name }
 

@@ -182,14 +182,11 @@ public final class Journal: Sendable {
 
     /// Moves the journal to a compaction's new file; see
     /// ``JournalWriter/replaceFile(_:)``. `snapshot` is the new file's.
-    func replaceFile(with snapshot: SnapshotFile, _ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64)) throws(LogStoreError) -> any FileIO {
+    func replaceFile(with snapshot: SnapshotFile, _ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64, LogStoreError?)) throws(LogStoreError) -> any FileIO {
         let old = try writer.replaceFile(body)
         currentSnapshot.withLock { $0 = snapshot }
         return old
     }
-
-    /// Refuses every write from now on, as after a failed fsync.
-    func refuseWrites(after failure: LogStoreError) { writer.refuseWrites(after: failure) }
 
     /// The decoded index of the snapshot found at open, handed over once
     /// (the store builds its state from it, then it is no longer kept).

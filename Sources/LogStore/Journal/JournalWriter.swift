@@ -97,15 +97,24 @@ final class JournalWriter: @unchecked Sendable {
     /// in the new file. Returns the old file for the caller to close.
     ///
     /// If `body` throws, nothing changes: the journal goes on in the old file.
-    func replaceFile(_ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64)) throws(LogStoreError) -> any FileIO {
+    ///
+    /// `body` returns a failure of its own when the switch happened but its
+    /// durability is in doubt (the directory fsync after the rename failed):
+    /// the journal then goes on in the new file but, as after a failed
+    /// fsync, acknowledges nothing more and refuses writes.
+    func replaceFile(_ body: (_ file: any FileIO, _ end: UInt64) throws(LogStoreError) -> (TailOrigin, UInt64, LogStoreError?)) throws(LogStoreError) -> any FileIO {
         try locked { () throws(LogStoreError) -> any FileIO in
             while isSyncing { flushed.wait() }
             try checkWritable()
             let old = origin.file
-            let (newOrigin, newEnd) = try body(old, endOffset)
+            let (newOrigin, newEnd, doubt) = try body(old, endOffset)
             origin = newOrigin
             endOffset = newEnd
-            syncedSequence = writtenSequence
+            if let doubt {
+                failure = failure ?? doubt
+            } else {
+                syncedSequence = writtenSequence
+            }
             flushed.broadcast()
             return old
         }
@@ -192,14 +201,6 @@ final class JournalWriter: @unchecked Sendable {
             }
         case .groupCommit(let window):
             try waitUntilDurable(sequence, window: window)
-        }
-    }
-
-    /// Refuses every write from now on, as after a failed fsync.
-    func refuseWrites(after error: LogStoreError) {
-        locked {
-            if failure == nil { failure = error }
-            flushed.broadcast()
         }
     }
 

@@ -76,6 +76,13 @@ final class SnapshotBlock: Sendable {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[slot]..<ends[slot]])) }
     }
 
+    /// ``withValues(at:_:)`` for the record with `key`, which the index
+    /// placed at `slot`; nil if the block holds another record there.
+    func withValues<Result>(at slot: Int, key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+        guard slot < keys.count, keys[slot] == key else { return nil }
+        return withValues(at: slot, body)
+    }
+
     /// Appends one record to a block's raw payload.
     static func append(entity: Int, key: UInt64, version: UInt64, values: UnsafeRawBufferPointer, to writer: inout ByteWriter) {
         writer.appendVarint(UInt64(entity))

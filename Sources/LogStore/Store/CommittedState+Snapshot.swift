@@ -89,7 +89,7 @@ extension CommittedState {
             if block?.number != number { block = try snapshot.readBlock(number) }
             var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
             for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }
-            block?.withValues(at: slot) { bytes in
+            _ = block?.withValues(at: slot, key: key) { bytes in
                 var reader = ByteReader(bytes)
                 for target in mapping {
                     guard let value = try? reader.readValue(trusted: true) else { break }

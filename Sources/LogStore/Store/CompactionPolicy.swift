@@ -11,9 +11,13 @@ public enum CompactionPolicy: Sendable, Hashable {
     case manual
     /// After a save leaves the journal after the snapshot larger than both
     /// `minimumJournalBytes` and `liveDataRatio` times the raw size of the
-    /// live records. With the defaults (1 MiB, 1.0) the file stays under
-    /// about twice the live data, and a small store is never compacted.
-    case automatic(minimumJournalBytes: UInt64 = 1 << 20, liveDataRatio: Double = 1.0)
+    /// live records. With the defaults (32 KiB, 0.5) the file stays under
+    /// about twice the live data (the snapshot, compressed, plus at most
+    /// half as much journal again), and a store whose whole history is under
+    /// 32 KiB is never compacted. A compaction costs about as much as
+    /// writing the live data once, so each one folds away at least half
+    /// that much journal.
+    case automatic(minimumJournalBytes: UInt64 = 32 << 10, liveDataRatio: Double = 0.5)
 
     /// Whether a journal of `journalBytes` after the snapshot is due for
     /// compaction, with `liveBytes` of live records.

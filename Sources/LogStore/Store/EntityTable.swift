@@ -40,7 +40,7 @@ struct EntityTable: Sendable {
     /// The record with `key`, decoded.
     func record(_ key: UInt64) -> Record? {
         guard let entry = entry(key) else { return nil }
-        let values = withValueBytes(entry) { bytes -> [StoredValue] in
+        let values = withValueBytes(entry, key: key) { bytes -> [StoredValue] in
             var reader = ByteReader(bytes)
             var values: [StoredValue] = []
             values.reserveCapacity(8)
@@ -55,14 +55,14 @@ struct EntityTable: Sendable {
     /// The encoded values of the record with `key`, for `body` to read.
     func withValueBytes<Result>(_ key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         guard let entry = entry(key) else { return nil }
-        return withValueBytes(entry, body)
+        return withValueBytes(entry, key: key, body)
     }
 
-    private func withValueBytes<Result>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
+    private func withValueBytes<Result>(_ entry: Entry, key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         if entry.isInSnapshot {
             // A block that cannot be read was recorded by the snapshot; the
             // store refuses saves after it (SnapshotFile.checkReadable).
-            return snapshot?.block(entry.block)?.withValues(at: Int(entry.length), body)
+            return snapshot?.block(entry.block)?.withValues(at: Int(entry.length), key: key, body)
         }
         return arena.bytes.withUnsafeBytes { bytes in
             body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
@@ -78,7 +78,7 @@ struct EntityTable: Sendable {
             for (index, entry) in entries.enumerated() where entry.isPresent {
                 if entry.isInSnapshot {
                     if block?.number != entry.block { block = snapshot?.block(entry.block) }
-                    block?.withValues(at: Int(entry.length)) { body(UInt64(index), entry.version, $0) }
+                    _ = block?.withValues(at: Int(entry.length), key: UInt64(index)) { body(UInt64(index), entry.version, $0) }
                 } else {
                     body(UInt64(index), entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
                 }

@@ -95,7 +95,8 @@ extension Store {
     /// - Throws: `.readOnly`; `.closed` when the store closes meanwhile;
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
-    ///   stops writes (`.writeFailed`), as a failed save's fsync does.
+    ///   is thrown and stops writes (`.writeFailed` from then on), as a
+    ///   failed save's fsync does.
     @discardableResult
     public func compact(progress: ((CompactionStage, CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
         guard journal.options.access == .readWrite else {
@@ -172,7 +173,7 @@ extension Store {
         // 4. Saves pause: the last frames, fsync, rename, directory fsync.
         let pauseStarted = ContinuousClock.now
         var directoryFailure: LogStoreError?
-        let oldFile = try journal.replaceFile(with: snapshot) { (old, end) throws(LogStoreError) -> (TailOrigin, UInt64) in
+        let oldFile = try journal.replaceFile(with: snapshot) { (old, end) throws(LogStoreError) -> (TailOrigin, UInt64, LogStoreError?) in
             progress?(.synchronizing, writer.progress)
             try copyFrames(from: old, to: end)
             try file.synchronize()
@@ -180,20 +181,18 @@ extension Store {
             guard rename(temporary, path) == 0 else { throw SystemFile.error(errno, "rename", path: temporary) }
             renamed = true
             // From here on the store is the new file, whatever happens: the
-            // old one is gone from the directory.
+            // old one is gone from the directory. If the rename cannot be
+            // made durable, neither can any save: the journal refuses them.
             do throws(LogStoreError) { try SystemFile.synchronizeDirectory(of: path) } catch { directoryFailure = error }
-            return (origin, copiedTo)
+            return (origin, copiedTo, directoryFailure)
         }
         let pause = ContinuousClock.now - pauseStarted
         oldFile.close()
-        if let directoryFailure {
-            journal.refuseWrites(after: directoryFailure)
-            throw directoryFailure
-        }
 
         // 5. Readers move: records unchanged since the snapshot are read from
         //    it from now on, and their copies in memory are freed.
         state.withLock { $0.relocate(into: snapshot, from: written) }
+        if let directoryFailure { throw directoryFailure }
         progress?(.finished, writer.progress)
         return CompactionReport(
             sequence: point.sequence, records: writer.progress.records, rawBytes: writer.progress.rawBytes,

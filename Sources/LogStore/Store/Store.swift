@@ -99,7 +99,13 @@ public final class Store: Sendable {
         do throws(LogStoreError) {
             if let snapshot = journal.snapshot, let index = journal.takeSnapshotIndex() {
                 try state.load(index, from: snapshot)
-                if !index.schema.isEmpty { storedSchema = try StoredSchema.decode(Data(index.schema), path: path) }
+                if !index.schema.isEmpty {
+                    do throws(LogStoreError) {
+                        storedSchema = try StoredSchema.decode(Data(index.schema), path: path)
+                    } catch {
+                        throw LogStoreError(.corruptSnapshot, "the model stored in the snapshot index of \(path) does not decode: \(error.message)", path: path, details: [error])
+                    }
+                }
             }
             try journal.forEachTransaction { transaction in
                 replayed += 1

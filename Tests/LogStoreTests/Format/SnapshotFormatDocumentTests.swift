@@ -153,8 +153,10 @@ extension SnapshotFormatDocumentTests {
 
         /// Writes the example file at `path` and returns its bytes.
         static func build(at path: String) throws -> [UInt8] {
-            let file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
-            do {
+            // The snapshot, as a compaction writes it into its new file.
+            try {
+                let file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
+                defer { file.close() }
                 var writer = SnapshotWriter(file: file, sequence: sequence, blockSize: blockSize, time: compactedAt, totalRecords: records.count)
                 _ = writer.addEntity(name: "Item", slots: ["name", "parent"], nextKey: 5)
                 for record in records {
@@ -165,8 +167,8 @@ extension SnapshotFormatDocumentTests {
                 _ = try writer.finish(
                     header: FileHeader(storeID: storeID, createdAt: createdAt), schema: [], dictionary: nil,
                     symbols: names, indexes: indexes, pointers: pointers)
-            }
-            file.close()
+            }()
+            // Then a save, through the journal opened on that file.
             let journal = try Journal(path: path)
             try journal.append(transaction(journal.symbol(for:)), at: savedAt)
             journal.close()
@@ -177,8 +179,8 @@ extension SnapshotFormatDocumentTests {
         static func make() throws -> (file: [UInt8], index: [UInt8]) {
             try withTemporaryDirectory { directory in
                 let file = try build(at: directory + "/example.logstore")
-                let header = try #require(frames(file).first { $0.header.kind == .snapshotIndex }).header
-                let start = Int(indexOffset) + FrameLayout.headerSize
+                let (offset, header) = try #require(frames(file).first { $0.header.kind == .snapshotIndex })
+                let start = Int(offset) + FrameLayout.headerSize
                 let stored = Array(file[start..<(start + Int(header.storedSize))])
                 guard header.codec == .lz4Block else { return (file, stored) }
                 var index = [UInt8](repeating: 0, count: Int(header.rawSize))
