@@ -39,9 +39,11 @@ public struct SnapshotInfo: Sendable, Hashable, Codable {
     public var sequence: UInt64
     /// Live records it holds, per entity.
     public var records: [String: Int]
+    /// Its blocks (LZ4-compressed frames of sorted records).
     public var blocks: Int
-    /// Its size in the file, index included, and its records' raw size.
+    /// Its size in the file, header and index included.
     public var storedBytes: UInt64
+    /// Its records' raw (uncompressed) size.
     public var rawBytes: UInt64
 }
 

@@ -15,13 +15,15 @@ public struct CompactionReport: Sendable, Hashable {
     public var records: Int
     /// Their raw size, in bytes.
     public var rawBytes: UInt64
-    /// The file's size before and after (after: at the switch).
+    /// The file's size before the compaction.
     public var bytesBefore: UInt64
+    /// The new file's size when it replaced the old one.
     public var bytesAfter: UInt64
     /// Transactions saved while the snapshot was written, copied after it.
     public var transactionsCopied: Int
-    /// How long it took in all, and how long saves waited for the switch.
+    /// How long it took in all.
     public var duration: Duration
+    /// How long saves waited while the store switched to the new file.
     public var pauseDuration: Duration
 }
 
