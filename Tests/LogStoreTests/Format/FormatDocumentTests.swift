@@ -24,17 +24,7 @@ struct FormatDocumentTests {
     func walkthroughQuotesTheBytes(block: String) throws {
         let example = try Example.make()
         let bytes = block == "file" ? example.file : example.secondPayload
-        let rows = try Document.walkthroughRows(block)
-        #expect(!rows.isEmpty, "FORMAT.md has no walkthrough rows between <!-- walkthrough:begin \(block) --> and its end marker")
-        var next = 0
-        for row in rows {
-            #expect(row.offset == next, "walkthrough \(block): the row at \(hexOffset(row.offset)) should start at \(hexOffset(next))")
-            let end = row.offset + row.bytes.count
-            let actual = end <= bytes.count ? Array(bytes[row.offset..<end]) : []
-            #expect(actual == row.bytes, "walkthrough \(block): the bytes at \(hexOffset(row.offset)) are \(HexDump.bytes(actual)), not \(HexDump.bytes(row.bytes))")
-            next = end
-        }
-        #expect(next == bytes.count, "walkthrough \(block): the rows end at \(hexOffset(next)), the bytes at \(hexOffset(bytes.count))")
+        try Document.expectWalkthrough(block, covers: bytes)
     }
 
     @Test("The example stores its first payload raw and its second as LZ4, and reads back as written")
@@ -64,7 +54,6 @@ struct FormatDocumentTests {
         #expect(check.withUnsafeBytes { CRC32C.checksum($0) } == 0xE306_9283)
     }
 
-    private func hexOffset(_ offset: Int) -> String { "0x" + String(offset, radix: 16) }
 }
 
 // The helpers are nested in the suite so that their names cannot collide
@@ -210,6 +199,24 @@ extension FormatDocumentTests {
                     with the block printed on standard output
                     """, sourceLocation: sourceLocation)
             }
+        }
+
+        /// Checks that the rows of the walkthrough `name` quote `bytes` exactly:
+        /// each row's bytes are the bytes at its offset, and the rows follow
+        /// each other with no gap from the first byte to the last.
+        static func expectWalkthrough(_ name: String, covers bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            func hexOffset(_ offset: Int) -> String { "0x" + String(offset, radix: 16) }
+            let rows = try walkthroughRows(name)
+            #expect(!rows.isEmpty, "FORMAT.md has no walkthrough rows between <!-- walkthrough:begin \(name) --> and its end marker", sourceLocation: sourceLocation)
+            var next = 0
+            for row in rows {
+                #expect(row.offset == next, "walkthrough \(name): the row at \(hexOffset(row.offset)) should start at \(hexOffset(next))", sourceLocation: sourceLocation)
+                let end = row.offset + row.bytes.count
+                let actual = end <= bytes.count ? Array(bytes[row.offset..<end]) : []
+                #expect(actual == row.bytes, "walkthrough \(name): the bytes at \(hexOffset(row.offset)) are \(HexDump.bytes(actual)), not \(HexDump.bytes(row.bytes))", sourceLocation: sourceLocation)
+                next = end
+            }
+            #expect(next == bytes.count, "walkthrough \(name): the rows end at \(hexOffset(next)), the bytes at \(hexOffset(bytes.count))", sourceLocation: sourceLocation)
         }
 
         /// Table rows of the walkthrough `name` that start with a 4-digit hex

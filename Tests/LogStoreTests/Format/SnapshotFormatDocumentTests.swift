@@ -28,17 +28,7 @@ struct SnapshotFormatDocumentTests {
     func walkthroughQuotesTheBytes(block: String) throws {
         let example = try Example.make()
         let bytes = block == "snapshot-file" ? example.file : example.index
-        let rows = try Document.walkthroughRows(block)
-        #expect(!rows.isEmpty, "FORMAT.md has no walkthrough rows between <!-- walkthrough:begin \(block) --> and its end marker")
-        var next = 0
-        for row in rows {
-            #expect(row.offset == next, "walkthrough \(block): the row at \(hexOffset(row.offset)) should start at \(hexOffset(next))")
-            let end = row.offset + row.bytes.count
-            let actual = end <= bytes.count ? Array(bytes[row.offset..<end]) : []
-            #expect(actual == row.bytes, "walkthrough \(block): the bytes at \(hexOffset(row.offset)) are \(HexDump.bytes(actual)), not \(HexDump.bytes(row.bytes))")
-            next = end
-        }
-        #expect(next == bytes.count, "walkthrough \(block): the rows end at \(hexOffset(next)), the bytes at \(hexOffset(bytes.count))")
+        try Document.expectWalkthrough(block, covers: bytes)
     }
 
     @Test("The example reads back: version 2, two blocks, the index and the transaction after it as written")
@@ -94,7 +84,6 @@ struct SnapshotFormatDocumentTests {
         }
     }
 
-    private func hexOffset(_ offset: Int) -> String { "0x" + String(offset, radix: 16) }
 }
 
 extension SnapshotFormatDocumentTests {

@@ -8,7 +8,7 @@ import Testing
 @Suite("Crash recovery")
 struct CrashTests {
     /// Kill cycles; LOGSTORE_CRASH_CYCLES raises it for a longer soak.
-    static let cycles = ProcessInfo.processInfo.environment["LOGSTORE_CRASH_CYCLES"].flatMap(Int.init) ?? 200
+    static let cycles = TestSettings.integer("LOGSTORE_CRASH_CYCLES", default: 200)
 
     @Test("Killing a committing process at random moments keeps every acknowledged transaction")
     func killAtRandomMoments() throws {

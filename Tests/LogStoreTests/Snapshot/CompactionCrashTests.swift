@@ -7,8 +7,8 @@ import Testing
 
 @Suite("Compaction crash safety")
 struct CompactionCrashTests {
-    /// Kill cycles; LOGSTORE_CRASH_CYCLES raises it for a longer soak.
-    static let cycles = ProcessInfo.processInfo.environment["LOGSTORE_CRASH_CYCLES"].flatMap(Int.init) ?? 200
+    /// Kill cycles: as many as the journal's crash test (LOGSTORE_CRASH_CYCLES).
+    static var cycles: Int { CrashTests.cycles }
 
     static let model: Model = {
         // The child's model, for reading its store.

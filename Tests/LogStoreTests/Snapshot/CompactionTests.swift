@@ -26,6 +26,22 @@ enum CounterModel {
     }
 
     static let manual = JournalOptions(durability: .deferredToOS, compaction: .manual)
+
+    /// Inserts `count` counters named "counter 0", "counter 1", … with
+    /// those numbers as values, and saves them.
+    @discardableResult
+    static func insertCounters(_ count: Int, into context: ObjectContext) throws -> [ManagedObject] {
+        var counters: [ManagedObject] = []
+        counters.reserveCapacity(count)
+        for number in 0..<count {
+            let counter = try context.insert("Counter")
+            counter["name"] = "counter \(number)"
+            counter["value"] = Int64(number)
+            counters.append(counter)
+        }
+        try context.save()
+        return counters
+    }
 }
 
 /// Every live record of `store`, by entity and key, decoded: what must be
@@ -119,13 +135,7 @@ struct CompactionTests {
             do {
                 let store = try Store(path: path, model: model, options: CounterModel.manual)
                 defer { store.close() }
-                let context = store.newContext()
-                for number in 0..<count {
-                    let counter = try context.insert("Counter")
-                    counter["name"] = "counter \(number)"
-                    counter["value"] = Int64(number)
-                }
-                try context.save()
+                try CounterModel.insertCounters(count, into: store.newContext())
                 try store.compact()
             }
             let store = try Store(path: path, model: model, options: CounterModel.manual)
@@ -225,13 +235,7 @@ struct CompactionUnderLoadTests {
                 let store = try Store(path: path, model: model, options: options)
                 defer { store.close() }
                 let context = store.newContext()
-                var counters: [ManagedObject] = []
-                for number in 0..<200 {
-                    let counter = try context.insert("Counter")
-                    counter["name"] = "counter \(number)"
-                    counters.append(counter)
-                }
-                try context.save()
+                let counters = try CounterModel.insertCounters(200, into: context)
                 for round in 0..<3_000 {
                     counters[round % counters.count]["value"] = Int64(round)
                     counters[round % counters.count]["note"] = String(repeating: "x", count: round % 100)

@@ -7,7 +7,7 @@ import Testing
 @Suite("Long history")
 struct LongHistoryTests {
     /// Saves in the long-history test; LOGSTORE_HISTORY_SAVES changes it.
-    static let saves = ProcessInfo.processInfo.environment["LOGSTORE_HISTORY_SAVES"].flatMap(Int.init) ?? 1_000_000
+    static let saves = TestSettings.integer("LOGSTORE_HISTORY_SAVES", default: 1_000_000)
 
     @Test("1,000,000 saves of updates to 1,000 records compact to about the size of the 1,000 records alone, with identical contents")
     func millionUpdatesCompact() throws {
@@ -16,13 +16,7 @@ struct LongHistoryTests {
             let path = directory + "/history.logstore"
             let store = try Store(path: path, model: model, options: CounterModel.manual)
             let context = store.newContext()
-            var counters: [ManagedObject] = []
-            for number in 0..<1_000 {
-                let counter = try context.insert("Counter")
-                counter["name"] = "counter \(number)"
-                counters.append(counter)
-            }
-            try context.save()
+            let counters = try CounterModel.insertCounters(1_000, into: context)
             for save in 1..<Self.saves {
                 let counter = counters[save % counters.count]
                 counter["value"] = Int64(save)

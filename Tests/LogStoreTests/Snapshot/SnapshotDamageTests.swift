@@ -17,9 +17,7 @@ struct SnapshotDamageTests {
                 let store = try Store(path: path, model: model, options: options)
                 defer { store.close() }
                 let context = store.newContext()
-                for number in 0..<5_000 {
-                    let counter = try context.insert("Counter")
-                    counter["name"] = "counter \(number)"
+                for (number, counter) in try CounterModel.insertCounters(5_000, into: context).enumerated() {
                     counter["note"] = "note \(number)"
                 }
                 try context.save()

@@ -104,3 +104,11 @@ func makeTemporaryDirectory() throws -> String {
 }
 
 func removeTemporaryDirectory(_ path: String) { try? FileManager.default.removeItem(atPath: path) }
+
+/// Settings a longer soak passes in the environment.
+enum TestSettings {
+    /// The integer in environment variable `name`, or `default` when it is unset or not a number.
+    static func integer(_ name: String, default value: Int) -> Int {
+        ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? value
+    }
+}
