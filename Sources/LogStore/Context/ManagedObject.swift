@@ -284,6 +284,19 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         managedObjectContext?.fulfill(self)
     }
 
+    /// The IDs of the objects the relationship `name` points to, in key
+    /// order, without turning them into objects (Core Data's
+    /// `objectIDs(forRelationshipNamed:)`).
+    ///
+    /// - Throws: `.unknownKey` when `name` is not a relationship of the entity.
+    public func objectIDs(forRelationshipNamed name: String) throws(LogStoreError) -> [ObjectID] {
+        guard case .relationship(let index) = try property(name) else {
+            throw LogStoreError(.unknownKey, "\(entity.name).\(name) is not a relationship; it has the relationships \(entity.relationships.map(\.name).joined(separator: ", "))", entity: entity.name, attribute: name)
+        }
+        guard let context = managedObjectContext else { throw released(name) }
+        return context.link(of: self, slot: entity.attributes.count + index).targets.sorted()
+    }
+
     private func relatedObjects(_ slot: Int) -> Any? {
         guard let context = managedObjectContext else { return nil }
         switch context.link(of: self, slot: slot) {

@@ -204,18 +204,8 @@ extension ObjectContext {
 
     private static func plainValue(_ stored: StoredValue) -> Any? {
         switch stored {
-        case .null: nil
-        case .bool(let value): value
-        case .int16(let value): value
-        case .int32(let value): value
-        case .int64(let value): value
-        case .float(let value): value
-        case .double(let value): value
-        case .string(let value): value
-        case .date(let value): value
-        case .data(let value): value
-        case .uuid(let value): value
         case .reference, .references: nil
+        default: stored.value
         }
     }
 }

@@ -48,6 +48,29 @@ public enum StoredValue: Hashable, Sendable {
     case references([RecordID])
 }
 
+extension StoredValue {
+    /// The value as a Swift value: `nil`, `Bool`, `Int16`, `Int32`,
+    /// `Int64`, `Float`, `Double`, `String`, `Date`, `Data`, `UUID`, a
+    /// ``RecordID`` or an array of them.
+    public var value: Any? {
+        switch self {
+        case .null: nil
+        case .bool(let value): value
+        case .int16(let value): value
+        case .int32(let value): value
+        case .int64(let value): value
+        case .float(let value): value
+        case .double(let value): value
+        case .string(let value): value
+        case .date(let value): value
+        case .data(let value): value
+        case .uuid(let value): value
+        case .reference(let id): id
+        case .references(let ids): ids
+        }
+    }
+}
+
 /// One attribute's value in an insert or update.
 public struct Field: Hashable, Sendable {
     /// The attribute.

@@ -19,6 +19,9 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     public var storedPayloadBytes: UInt64
     /// Payload bytes before compression.
     public var rawPayloadBytes: UInt64
+    /// Bytes of the valid transactions after the snapshot (after the header
+    /// in a file without one): what a compaction would fold away.
+    public var journalBytes: UInt64
     /// Bytes after the last valid frame: an interrupted save (cut off at the
     /// next read-write open) or, when `damage` is set, damage.
     public var unreadableTailBytes: UInt64
@@ -49,9 +52,12 @@ public struct SnapshotInfo: Sendable, Hashable, Codable {
 
 /// One problem ``StoreInspector/verify(path:)`` found.
 public struct VerificationProblem: Sendable, Hashable, Codable {
-    /// Where the damaged frame starts.
+    /// Where the damaged frame starts. For a disagreement between records,
+    /// relationship pointers and indexes, the snapshot index's offset (which
+    /// carries pointers and indexes), or 0 in a file without a snapshot.
     public var offset: UInt64
-    /// Its ordinal among the frames (1 for the first).
+    /// Its ordinal among the frames (1 for the first); 0 for a disagreement
+    /// between records, pointers and indexes.
     public var frameNumber: Int
     /// What is wrong.
     public var message: String
@@ -68,6 +74,10 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var problems: [VerificationProblem]
     /// Facts worth knowing that are not damage, such as an interrupted save at the end.
     public var notes: [String]
+    /// An interrupted save at the end of the file: not damage (it was never
+    /// acknowledged, and the next read-write open cuts it off), but bytes
+    /// that do not read.
+    public var interruptedSave: VerificationProblem?
 
     /// Whether the file passed.
     public var isValid: Bool { problems.isEmpty }
@@ -109,7 +119,7 @@ public enum StoreInspector {
                 frameCount: summary.frameCount, firstSequence: summary.firstSequence, lastSequence: summary.lastSequence,
                 lastCommitAt: summary.lastTimestampMicroseconds.map { Date(timeIntervalSince1970: TimeInterval($0) / 1_000_000) },
                 storedPayloadBytes: summary.storedPayloadBytes, rawPayloadBytes: summary.rawPayloadBytes,
-                unreadableTailBytes: size - summary.validEnd)
+                journalBytes: summary.validEnd - start, unreadableTailBytes: size - summary.validEnd)
             if case .damage(let offset, let number, let reason) = summary.end {
                 info.damage = "frame \(number) at offset \(offset): \(reason)"
             }
@@ -121,7 +131,10 @@ public enum StoreInspector {
 
     /// Checks every frame: checksum, sizes, sequence order, and that each
     /// payload decompresses and decodes. Continues past damage to list every
-    /// problem, resuming at the next valid frame.
+    /// problem, resuming at the next valid frame. In an undamaged file with a
+    /// recorded model, also checks the cross-references: every stored
+    /// relationship points at a record that exists, and the relationship
+    /// pointers and secondary indexes agree with the records.
     ///
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`
     ///   (a file too damaged to have frames at all).
@@ -170,9 +183,12 @@ public enum StoreInspector {
                 number += summary.frameCount
                 switch summary.end {
                 case .clean:
+                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? 0, into: &report)
                     return report
                 case .tornTail(let offset, let count, let reason):
+                    report.interruptedSave = VerificationProblem(offset: offset, frameNumber: number, message: "the last \(count) bytes are an interrupted save (\(reason))")
                     report.notes.append("the last \(count) bytes, from offset \(offset), are an interrupted save (\(reason)); the next read-write open cuts them off, losing only that unacknowledged transaction")
+                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? 0, into: &report)
                     return report
                 case .damage(let offset, let frameNumber, let reason):
                     report.problems.append(VerificationProblem(offset: offset, frameNumber: frameNumber, message: reason))
@@ -187,7 +203,29 @@ public enum StoreInspector {
         }
     }
 
-    private static func withFile<T>(_ path: String, _ body: (SystemFile, FileHeader, UInt64) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
+    /// Opens the store with its recorded model and checks that records,
+    /// relationship pointers and indexes agree; problems are reported at
+    /// `offset` (the snapshot index, which carries pointers and indexes).
+    private static func checkCrossReferences(path: String, at offset: UInt64, into report: inout VerificationReport) {
+        guard report.problems.isEmpty else { return }
+        let store: Store
+        do throws(LogStoreError) {
+            store = try Store(recordedModelAt: path, options: JournalOptions(access: .readOnly, createIfMissing: false, compaction: .manual))
+        } catch {
+            if error.kind == .modelMismatch {
+                report.notes.append("the file records no model (it was written with the Journal API), so relationships and indexes were not checked")
+            } else {
+                report.problems.append(VerificationProblem(offset: error.offset ?? offset, frameNumber: error.frameNumber ?? 0, message: error.message))
+            }
+            return
+        }
+        defer { store.close() }
+        for problem in store.state.withLock({ $0.crossReferenceProblems() }) {
+            report.problems.append(VerificationProblem(offset: offset, frameNumber: 0, message: problem))
+        }
+    }
+
+    static func withFile<T>(_ path: String, _ body: (SystemFile, FileHeader, UInt64) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
         let file = try SystemFile(path: path, mode: .readOnly)
         defer { file.close() }
         let size = try file.size()

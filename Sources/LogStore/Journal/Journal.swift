@@ -108,16 +108,7 @@ public final class Journal: Sendable {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
-        var symbols = origin.symbols
-        var decoder = PayloadDecoder(dictionary: origin.dictionary)
-        var scanner = FrameScanner(file: file, limit: fileSize)
-        // Check every change, not only the declarations: a frame whose
-        // checksum matches but whose contents do not decode is damage, and
-        // must stop the open here rather than a later read.
-        let summary = try scanner.scan(from: origin.start, lastSequence: origin.sequenceBefore) { (frame, stored) throws(DecodeFailure) in
-            try Journal.checkKind(frame.header)
-            try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)
-        }
+        let (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
         switch summary.end {
@@ -149,7 +140,7 @@ public final class Journal: Sendable {
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
             origin: origin, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: summary.lastSequence ?? origin.sequenceBefore ?? 0, symbols: symbols, dictionary: decoder.dictionary)
+            lastSequence: summary.lastSequence ?? origin.sequenceBefore ?? 0, symbols: symbols, dictionary: dictionary)
     }
 
     /// Only transactions follow the snapshot (or the header).
@@ -187,6 +178,9 @@ public final class Journal: Sendable {
         currentSnapshot.withLock { $0 = snapshot }
         return old
     }
+
+    /// The decoded index of the snapshot found at open, until it is taken.
+    var snapshotIndex: SnapshotIndex? { openedIndex.withLock { $0 } }
 
     /// The decoded index of the snapshot found at open, handed over once
     /// (the store builds its state from it, then it is no longer kept).
@@ -345,13 +339,7 @@ public final class Journal: Sendable {
         }
         let copy = try SystemFile(path: copyPath, mode: .createExclusive(permissions: 0o600))
         defer { copy.close() }
-        var position = offset
-        while position < end {
-            let chunk = try file.read(count: Int(min(UInt64(4 << 20), end - position)), at: position)
-            guard !chunk.isEmpty else { break }
-            try chunk.withBytes { (raw) throws(LogStoreError) in try copy.write(raw, at: position - offset) }
-            position += UInt64(chunk.count)
-        }
+        try file.copy(offset..<end, to: copy, at: 0)
         try copy.synchronize()
         try SystemFile.synchronizeDirectory(of: copyPath)
         return copyPath

@@ -32,6 +32,8 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     public let name: String
     public let objectClass: ManagedObject.Type
     public let attributes: [Attribute]
+    /// The relationships as the model declares them, in order.
+    public var relationshipDefinitions: [Relationship] { relationships.map(\.definition) }
     let relationships: [ResolvedRelationship]
     let derived: [String: DerivedAttribute]
     let fetchedProperties: [FetchedProperty]
@@ -110,12 +112,20 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
 public final class Model: Sendable {
     public let entities: [EntityDescription]
     let entitiesByName: [String: EntityDescription]
+    /// For a model read from a store file (``Store/init(recordedModelAt:options:)``),
+    /// the record it was read from.
+    let recordedSchema: StoredSchema?
 
     public convenience init(@ModelBuilder _ entities: () -> [Entity]) throws(LogStoreError) {
         try self.init(entities: entities())
     }
 
-    public init(entities: [Entity]) throws(LogStoreError) {
+    public convenience init(entities: [Entity]) throws(LogStoreError) {
+        try self.init(entities: entities, recorded: nil)
+    }
+
+    init(entities: [Entity], recorded: StoredSchema?) throws(LogStoreError) {
+        recordedSchema = recorded
         var problems: [LogStoreError] = []
         func problem(_ entity: String, _ property: String?, _ message: String) {
             problems.append(LogStoreError(.invalidModel, message, entity: entity, attribute: property))

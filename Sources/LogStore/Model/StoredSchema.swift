@@ -5,28 +5,55 @@ import Foundation
 /// The stored parts of a model, written into the store file as JSON in the
 /// reserved `__Schema` record (FORMAT.md §5.4), so that a store can be
 /// checked against the app's model and inspected without the app's code.
-struct StoredSchema: Codable, Equatable, Sendable {
-    struct AttributeSchema: Codable, Equatable, Sendable {
-        var name: String
-        var type: String
-        var optional: Bool
-        var hasDefault: Bool
+///
+/// Its JSON form is the one `logstore-tool schema --json` prints. Types are
+/// named as ``AttributeType/description`` names them. Fields marked
+/// "not recorded before" are nil in files written by earlier versions.
+public struct StoredSchema: Codable, Hashable, Sendable {
+    // Fields added after format version 1 are optional, so that models
+    // recorded before them still decode (absent means "not recorded").
+    /// A stored attribute (transient ones are not recorded).
+    public struct AttributeSchema: Codable, Hashable, Sendable {
+        public internal(set) var name: String
+        /// `String`, `Int32`, …, `transformable(NAME)`.
+        public internal(set) var type: String
+        public internal(set) var optional: Bool
+        public internal(set) var hasDefault: Bool
+        /// Whether fetches keep an index on it (not recorded before format version 2).
+        public internal(set) var indexed: Bool?
+        /// The default value as text: dates in ISO 8601, data in base64
+        /// (not recorded before format version 2).
+        public internal(set) var defaultValue: String?
+        /// The validation rules, as people read them (not recorded before format version 2).
+        public internal(set) var rules: [String]?
     }
 
-    struct RelationshipSchema: Codable, Equatable, Sendable {
-        var name: String
-        var destination: String
-        var inverse: String
-        var toMany: Bool
+    /// A relationship, recorded on both of its sides.
+    public struct RelationshipSchema: Codable, Hashable, Sendable {
+        public internal(set) var name: String
+        public internal(set) var destination: String
+        public internal(set) var inverse: String
+        public internal(set) var toMany: Bool
+        /// Not recorded before format version 2.
+        public internal(set) var deleteRule: DeleteRule?
+        /// For to-one: whether nil is valid (not recorded before format version 2).
+        public internal(set) var optional: Bool?
+        public internal(set) var minimumCount: Int?
+        public internal(set) var maximumCount: Int?
+
+        /// What a lightweight migration may not change.
+        var shape: [String] { [destination, inverse, toMany ? "to-many" : "to-one"] }
     }
 
-    struct EntitySchema: Codable, Equatable, Sendable {
-        var name: String
-        var attributes: [AttributeSchema]
-        var relationships: [RelationshipSchema]
+    /// An entity with its stored properties, in the model's order.
+    public struct EntitySchema: Codable, Hashable, Sendable {
+        public internal(set) var name: String
+        public internal(set) var attributes: [AttributeSchema]
+        public internal(set) var relationships: [RelationshipSchema]
     }
 
-    var entities: [EntitySchema]
+    /// The entities, in the model's order.
+    public internal(set) var entities: [EntitySchema]
 
     init(entities: [EntitySchema]) { self.entities = entities }
 
@@ -35,10 +62,16 @@ struct StoredSchema: Codable, Equatable, Sendable {
             EntitySchema(
                 name: entity.name,
                 attributes: entity.attributes.filter { !$0.isTransient }.map {
-                    AttributeSchema(name: $0.name, type: $0.type.description, optional: $0.isOptional, hasDefault: $0.defaultValue != nil)
+                    AttributeSchema(
+                        name: $0.name, type: $0.type.description, optional: $0.isOptional, hasDefault: $0.defaultValue != nil,
+                        indexed: $0.isIndexed, defaultValue: $0.defaultValue.map($0.type.recordedText(of:)), rules: $0.rules.isEmpty ? nil : $0.rules.map(\.description))
                 },
                 relationships: entity.relationships.map {
-                    RelationshipSchema(name: $0.name, destination: $0.destination, inverse: $0.definition.inverse, toMany: $0.isToMany)
+                    let definition = $0.definition
+                    return RelationshipSchema(
+                        name: $0.name, destination: $0.destination, inverse: definition.inverse, toMany: $0.isToMany,
+                        deleteRule: definition.deleteRule, optional: definition.isOptional,
+                        minimumCount: definition.minimumCount, maximumCount: definition.maximumCount)
                 })
         }
     }
@@ -90,7 +123,7 @@ struct StoredSchema: Codable, Equatable, Sendable {
                     differences.append("relationship \(old.name).\(relationship.name) was removed")
                     continue
                 }
-                if changed != relationship {
+                if changed.shape != relationship.shape {
                     differences.append("relationship \(old.name).\(relationship.name) changed (destination, inverse or to-many)")
                 }
             }

@@ -29,6 +29,13 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.entityIndex = entityIndex
     }
 
+    /// The ID of the object with `key` of the entity `entityName` in the
+    /// store `storeID`. Like an ID parsed from a URI, it may name an object
+    /// that does not exist: ``ObjectContext/existingObject(with:)`` says.
+    public init(storeID: UUID, entityName: String, key: UInt64) {
+        self.init(storeID: storeID, entityName: entityName, key: key, entityHash: nil)
+    }
+
     /// `logstore://STORE-UUID/Entity/pKEY`.
     public var uriRepresentation: URL {
         // Entity names are validated identifiers-ish strings; percent-encode anyway.

@@ -146,7 +146,7 @@ extension Store {
         }
         if let stopped { throw stopped }
         let (indexOffset, tailStart) = try writer.finish(
-            header: journal.header, schema: [UInt8](StoredSchema(model).encoded()), dictionary: point.dictionary,
+            header: journal.header, schema: [UInt8](storedSchema.encoded()), dictionary: point.dictionary,
             symbols: point.names, indexes: written.indexSections(), pointers: written.pointerSections())
         // Read back what was written, checksums and all, before trusting it.
         let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity)
@@ -207,6 +207,12 @@ extension Store {
 
     /// Starts a compaction on a background thread when the policy says the
     /// journal has grown enough; called after each save.
+    /// Whether the store's ``CompactionPolicy`` would compact it now; always
+    /// false under `.manual`.
+    public var isCompactionDue: Bool {
+        journal.options.compaction.isDue(journalBytes: journal.journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate })
+    }
+
     func compactInBackgroundIfDue() {
         let policy = journal.options.compaction
         guard policy != .manual, journal.options.access == .readWrite, !compactions.isScheduled.load(ordering: .relaxed) else { return }

@@ -84,7 +84,7 @@ public final class Store: Sendable {
     ///   written with a model this one cannot migrate to; `.transformerFailed`
     ///   when a transformable attribute names no registered transformer; any
     ///   error of ``Journal/init(path:options:)``.
-    public init(path: String, model: Model, options: JournalOptions = JournalOptions()) throws(LogStoreError) {
+    public convenience init(path: String, model: Model, options: JournalOptions = JournalOptions()) throws(LogStoreError) {
         for entity in model.entities {
             for attribute in entity.attributes {
                 if case .transformable(let name) = attribute.type, !ValueTransformers.isRegistered(name) {
@@ -92,7 +92,13 @@ public final class Store: Sendable {
                 }
             }
         }
-        let journal = try Journal(path: path, options: options)
+        try self.init(journal: Journal(path: path, options: options), model: model)
+    }
+
+    /// Opens the store on an opened journal, which it closes on failure.
+    init(journal: Journal, model: Model) throws(LogStoreError) {
+        let path = journal.path
+        let options = journal.options
         var state = CommittedState(model: model)
         var storedSchema: StoredSchema?
         var replayed = 0
@@ -111,8 +117,7 @@ public final class Store: Sendable {
                 replayed += 1
                 for change in transaction.changes {
                     if journal.name(of: change.recordID.entity) == Store.schemaEntity {
-                        if case .insert(_, let fields) = change, case .data(let data)? = fields.first?.value { storedSchema = try? StoredSchema.decode(data, path: path) }
-                        if case .update(_, let fields) = change, case .data(let data)? = fields.first?.value { storedSchema = try? StoredSchema.decode(data, path: path) }
+                        storedSchema = (try? Store.recordedSchema(in: change, path: path)) ?? storedSchema
                         continue
                     }
                     if let slotChange = Store.resolve(change, model: model, journal: journal) {
@@ -135,7 +140,7 @@ public final class Store: Sendable {
         self.appliedThrough = Protected(journal.lastSequence)
         self.transactionsReplayed = replayed
 
-        let schema = StoredSchema(model)
+        let schema = self.storedSchema
         if let storedSchema {
             let differences = storedSchema.differences(to: schema)
             guard differences.isEmpty else {

@@ -1,18 +1,17 @@
-// `logstore-tool demo PATH`: creates an inventory store through the journal
-// API, changes it, reads it back and answers a query, printing each step.
+// `logstore-tool demo PATH`: scenario 1's inventory app, run against a new store.
 
 import ArgumentParser
 import Foundation
 import LogStore
 
-struct Demo: AsyncParsableCommand {
+struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create a demo inventory store (scenario 1's data) and read it back.",
+        abstract: "Create a demo inventory store (scenario 1 of SCENARIOS.md) and use it as the app would.",
         discussion: """
-            Writes asset types and items with thumbnails in a few large saves, then
-            single-item saves that move and delete items, reopens the file and
-            replays it to answer "items worth more than $50". Until the object layer
-            lands, this uses the journal API directly.
+            Creates the asset types on first launch, inserts items with thumbnails in a few \
+            saves, moves, re-types and deletes items in one save each, compacts, relaunches, \
+            and answers the app's fetches. Then try: logstore-tool info PATH, schema PATH, \
+            query PATH Item "valueInDollars > 150" --sort orderingValue --limit 5.
             """)
 
     @Argument(help: "Where to create the store.")
@@ -28,110 +27,185 @@ struct Demo: AsyncParsableCommand {
         guard items > 0 else { throw ValidationError("--items must be positive") }
     }
 
-    func run() async throws {
+    func run() throws {
         if FileManager.default.fileExists(atPath: path) {
             guard overwrite else {
-                printError("logstore-tool: \(path) exists; pass --overwrite to replace it")
-                throw ExitStatus.cannotOpen
+                printError("logstore-tool: \(path) exists; pass --overwrite to replace it, or choose another path")
+                throw ExitStatus.usage
             }
             try FileManager.default.removeItem(atPath: path)
         }
-        do throws(LogStoreError) {
-            try runDemo()
-        } catch {
-            throw ExitStatus.report(error)
-        }
+        try reporting { () throws(LogStoreError) in try runDemo() }
     }
 
     private func runDemo() throws(LogStoreError) {
         let started = ContinuousClock.now
         var random = SplitMix64(seed: 42)
-        let journal = try Journal(path: path)
-        let assetType = journal.symbol(for: "AssetType"), label = journal.symbol(for: "label")
-        let item = journal.symbol(for: "Item")
-        let name = journal.symbol(for: "itemName"), serial = journal.symbol(for: "serialNumber")
-        let value = journal.symbol(for: "valueInDollars"), created = journal.symbol(for: "dateCreated")
-        let key = journal.symbol(for: "itemKey"), thumbnail = journal.symbol(for: "thumbnail")
-        let ordering = journal.symbol(for: "orderingValue"), type = journal.symbol(for: "assetType")
+        let model = try DemoInventory.model()
+        // Compaction on request only, so the demo shows each step.
+        let options = JournalOptions(compaction: .manual)
+        var store = try Store(path: path, model: model, options: options)
+        var context = store.newContext()
 
-        let types = ["Furniture", "Jewelry", "Electronics"].enumerated().map { index, text in
-            RecordChange.insert(RecordID(entity: assetType, key: UInt64(index + 1)), [Field(label, .string(text))])
+        if try context.count("AssetType") == 0 {
+            for label in DemoInventory.labels { try context.insert(DemoAssetType.self).label = label }
+            try context.save()
+            print("first launch: created \(path) and the asset types \(DemoInventory.labels.joined(separator: ", "))")
         }
-        try journal.append(types)
-        print("created \(path) and saved 3 asset types")
+        let types = try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: DemoAssetType.self)
 
-        let adjectives = ["Red", "Shiny", "Old", "Small", "Large", "Fancy", "Plain", "Antique"]
-        let nouns = ["Chair", "Ring", "Laptop", "Table", "Watch", "Lamp", "Phone", "Sofa"]
-        var nextKey: UInt64 = 1
+        var ordering = 0.0
         for batchStart in stride(from: 0, to: items, by: 1_000) {
-            var changes: [RecordChange] = []
-            for position in batchStart..<min(batchStart + 1_000, items) {
-                let noun = Int(random.next() % UInt64(nouns.count))
-                let fields = [
-                    Field(name, .string("\(adjectives[Int(random.next() % UInt64(adjectives.count))]) \(nouns[noun])")),
-                    Field(serial, .string(String(random.next() % 0xFFFF_FFFF, radix: 16, uppercase: true))),
-                    Field(value, .int32(Int32(random.next() % 200))),
-                    Field(created, .date(Date())),
-                    Field(key, .string(UUID().uuidString)),
-                    Field(thumbnail, .data(Demo.thumbnail(for: noun, random: &random))),
-                    Field(ordering, .double(Double(position + 1))),
-                    Field(type, .reference(RecordID(entity: assetType, key: UInt64(noun % 3 + 1)))),
-                ]
-                changes.append(.insert(RecordID(entity: item, key: nextKey), fields))
-                nextKey += 1
+            for _ in batchStart..<min(batchStart + 1_000, items) {
+                let item = try context.insert(DemoItem.self)  // awakeFromInsert sets dateCreated and itemKey
+                let noun = Int(random.next() % UInt64(DemoInventory.nouns.count))
+                item.itemName = "\(DemoInventory.adjectives[Int(random.next() % UInt64(DemoInventory.adjectives.count))]) \(DemoInventory.nouns[noun])"
+                item.serialNumber = String(random.next() % 0xFFFF_FFFF, radix: 16, uppercase: true)
+                item.valueInDollars = Int32(random.next() % 200)
+                item.thumbnail = Thumbnail.sample(kind: noun, random: &random)
+                ordering += 1
+                item.orderingValue = ordering
+                item.assetType = types[noun % types.count]
             }
-            try journal.append(changes)
+            try context.save()
         }
-        print("saved \(items) items with thumbnails in \((items + 999) / 1_000) transactions")
+        print("inserted \(items) items with thumbnails in \((items + 999) / 1_000) saves")
 
-        var moved = 0, deleted = 0
-        for step in 0..<200 {
-            let target = RecordID(entity: item, key: random.next() % UInt64(items) + 1)
-            if step % 4 == 3 {
-                try journal.append([.delete(target)])
-                deleted += 1
-            } else {
-                try journal.append([.update(target, [Field(ordering, .double(Double(random.next() % 1_000_000) / 100))])])
+        // The list, as the app shows it; moves set the midpoint of the new neighbours.
+        var list = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: DemoItem.self)
+        var moved = 0, retyped = 0, deleted = 0
+        for step in 0..<150 {
+            let position = Int(random.next() % UInt64(list.count))
+            let item = list[position]
+            switch step % 3 {
+            case 0:
+                let destination = Int(random.next() % UInt64(list.count - 1)) + 1
+                list.remove(at: position)
+                item.orderingValue = (list[destination - 1].orderingValue + (destination < list.count ? list[destination].orderingValue : list[destination - 1].orderingValue + 2)) / 2
+                list.insert(item, at: destination)
                 moved += 1
+            case 1:
+                item.assetType = types[Int(random.next() % UInt64(types.count))]
+                retyped += 1
+            default:
+                try context.delete(item)
+                list.remove(at: position)
+                deleted += 1
             }
+            try context.save()  // one small transaction: only what changed
         }
-        print("moved \(moved) items and deleted \(deleted) in one save each (fsync every commit)")
-        let statistics = journal.statistics
-        journal.close()
+        print("moved \(moved) items, changed the asset type of \(retyped) and deleted \(deleted), one save each (fsync every commit)")
 
-        let reader = try Journal(path: path, options: JournalOptions(access: .readOnly))
-        var values: [UInt64: Int32] = [:]
-        var transactions = 0
-        try reader.forEachTransaction { transaction in
-            transactions += 1
-            for change in transaction.changes where change.recordID.entity == item {
-                switch change {
-                case .insert(let id, let fields), .update(let id, let fields):
-                    for field in fields where field.attribute == value {
-                        if case .int32(let dollars) = field.value { values[id.key] = dollars }
-                    }
-                case .delete(let id):
-                    values[id.key] = nil
-                }
+        let report = try store.compact()
+        print("compacted: \(formatBytes(report.bytesBefore)) of journal became \(formatBytes(report.bytesAfter)) (\(report.records) records in a snapshot)")
+        for item in list.prefix(3) { item.valueInDollars += 10 }
+        try context.save()
+        print("raised the price of 3 items in one more save, kept in the journal after the snapshot")
+
+        // Relaunch: close, reopen, and read everything back.
+        store.close()
+        store = try Store(path: path, model: model, options: options)
+        context = store.newContext()
+        let sorted = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: DemoItem.self)
+        print("relaunched: \(sorted.count) items; the first three by orderingValue are \(sorted.prefix(3).map { "\"\($0.itemName ?? "")\"" }.joined(separator: ", "))")
+        let expensive = try ObjectPredicate("valueInDollars > 50")
+        let fetched = try context.count(for: FetchRequest(entityName: "Item", predicate: expensive))
+        let filtered = try sorted.filter(expensive).count
+        print("expensive stuff (valueInDollars > 50): \(fetched) fetched, \(filtered) by filtering the list in memory")
+        for type in try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: DemoAssetType.self) {
+            let items = try context.count(for: FetchRequest(entityName: "Item", predicate: ObjectPredicate("assetType.label == %@", type.label)))
+            print("  \(type.label ?? ""): \(items) items (its inverse set holds \(type.items.count))")
+        }
+        store.close()
+        print("done in \(ContinuousClock.now - started)")
+    }
+}
+
+/// Scenario 1's model and the words its items are named with.
+enum DemoInventory {
+    static let labels = ["Electronics", "Furniture", "Jewelry"]
+    static let adjectives = ["Red", "Shiny", "Old", "Small", "Large", "Fancy", "Plain", "Antique"]
+    static let nouns = ["Chair", "Ring", "Laptop", "Table", "Watch", "Lamp", "Phone", "Sofa"]
+
+    static func model() throws(LogStoreError) -> Model {
+        ValueTransformers.register(ThumbnailTransformer(), named: "ThumbnailTransformer")
+        return try Model {
+            Entity("Item", DemoItem.self) {
+                Attribute("itemName", .string)
+                Attribute("serialNumber", .string)
+                Attribute("valueInDollars", .int32, default: Int32(0), indexed: true, rules: [.minimum(0)])
+                Attribute("dateCreated", .date)
+                Attribute("itemKey", .string)
+                Attribute("thumbnail", .transformable("ThumbnailTransformer"))
+                Attribute("orderingValue", .double, default: 0.0, indexed: true)
+                Relationship("assetType", to: "AssetType", inverse: "items")
+            }
+            Entity("AssetType", DemoAssetType.self) {
+                Attribute("label", .string, optional: false, rules: [.minimumLength(1)])
+                Relationship("items", to: "Item", inverse: "assetType", toMany: true, deleteRule: .deny)
             }
         }
-        reader.close()
-        let expensive = values.values.filter { $0 > 50 }.count
-        print("reopened and replayed \(transactions) transactions: \(values.count) items, \(expensive) worth more than $50")
-        let ratio = Double(statistics.rawPayloadBytes) / Double(max(statistics.bytesWritten, 1))
-        print("wrote \(formatBytes(statistics.bytesWritten)) in \(statistics.framesWritten) frames (\(String(format: "%.2f", ratio))x smaller than raw, headers included) with \(statistics.syncs) fsyncs in \(ContinuousClock.now - started)")
+    }
+}
+
+final class DemoItem: ManagedObject {
+    @Managed("itemName") var itemName: String?
+    @Managed("serialNumber") var serialNumber: String?
+    @Managed("valueInDollars") var valueInDollars: Int32
+    @Managed("dateCreated") var dateCreated: Date?
+    @Managed("itemKey") var itemKey: String?
+    @Managed("thumbnail") var thumbnail: Thumbnail?
+    @Managed("orderingValue") var orderingValue: Double
+    @Managed("assetType") var assetType: DemoAssetType?
+
+    override func awakeFromInsert() {
+        super.awakeFromInsert()
+        dateCreated = Date()
+        itemKey = UUID().uuidString
+    }
+}
+
+final class DemoAssetType: ManagedObject {
+    @Managed("label") var label: String?
+    @Managed("items") var items: Set<DemoItem>
+}
+
+/// A stand-in for an item's photo: a small grayscale image.
+struct Thumbnail: Sendable, Equatable {
+    var width: UInt16
+    var height: UInt16
+    var pixels: [UInt8]
+
+    /// Runs of gray, about as compressible as small real thumbnails.
+    static func sample(kind: Int, random: inout SplitMix64) -> Thumbnail {
+        var pixels: [UInt8] = []
+        while pixels.count < 16 * 16 {
+            let run = Int(random.next() % 12) + 1
+            pixels.append(contentsOf: repeatElement(UInt8(truncatingIfNeeded: random.next() &+ UInt64(kind)), count: min(run, 256 - pixels.count)))
+        }
+        return Thumbnail(width: 16, height: 16, pixels: pixels)
+    }
+}
+
+/// Stores a thumbnail as its size (two little-endian UInt16) and its pixels.
+struct ThumbnailTransformer: StoreValueTransformer {
+    func transformedValue(_ value: Any) throws(LogStoreError) -> Data {
+        guard let thumbnail = value as? Thumbnail else {
+            throw LogStoreError(.wrongType, "ThumbnailTransformer was given a \(type(of: value)); give it a Thumbnail")
+        }
+        var data = Data()
+        withUnsafeBytes(of: thumbnail.width.littleEndian) { data.append(contentsOf: $0) }
+        withUnsafeBytes(of: thumbnail.height.littleEndian) { data.append(contentsOf: $0) }
+        data.append(contentsOf: thumbnail.pixels)
+        return data
     }
 
-    /// A stand-in for a JPEG thumbnail: a header and a few runs of pixels,
-    /// about as compressible as small real images.
-    static func thumbnail(for kind: Int, random: inout SplitMix64) -> Data {
-        var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, UInt8(kind)]
-        while bytes.count < 256 {
-            let run = Int(random.next() % 12) + 1
-            let pixel = UInt8(truncatingIfNeeded: random.next())
-            bytes.append(contentsOf: repeatElement(pixel, count: run))
+    func reverseTransformedValue(_ data: Data) throws(LogStoreError) -> Any {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 4 else {
+            throw LogStoreError(.transformerFailed, "ThumbnailTransformer was given \(bytes.count) bytes, fewer than the 4 of its size")
         }
-        return Data(bytes)
+        return Thumbnail(width: UInt16(bytes[0]) | UInt16(bytes[1]) << 8, height: UInt16(bytes[2]) | UInt16(bytes[3]) << 8, pixels: Array(bytes[4...]))
     }
 }
 

@@ -3,14 +3,18 @@
 import ArgumentParser
 import LogStore
 
-struct Verify: AsyncParsableCommand {
+struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check every frame of a store: checksums, sizes, sequence numbers and payloads.",
-        discussion: "Exits 0 when the file is good, 1 when it is damaged (listing each problem with its offset), 3 when it cannot be opened.")
+        discussion: """
+            Exits 0 when the file is good; 1 when it is damaged, listing each problem with its \
+            offset, or ends in an interrupted save (never acknowledged; the next read-write open \
+            cuts it off); 3 when it cannot be opened.
+            """)
 
     @OptionGroup var common: CommonOptions
 
-    func run() async throws {
+    func run() throws {
         let report: VerificationReport
         do {
             report = try StoreInspector.verify(path: common.file)
@@ -18,15 +22,16 @@ struct Verify: AsyncParsableCommand {
             throw ExitStatus.report(error)
         }
         if common.json {
-            try common.emitJSON(JSONDocument(result: report))
+            try common.emitJSON(report)
         } else {
             for problem in report.problems {
                 print("damage: frame \(problem.frameNumber) at offset \(problem.offset): \(problem.message)")
             }
             for note in report.notes { print("note: \(note)") }
-            let verdict = report.isValid ? "ok" : "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found"
+            var verdict = report.isValid ? "ok" : "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found"
+            if report.isValid, let torn = report.interruptedSave { verdict = "interrupted save at offset \(torn.offset)" }
             print("\(report.path): \(report.validFrames) valid frames, \(report.bytesChecked) bytes checked: \(verdict)")
         }
-        if !report.isValid { throw ExitStatus.problemFound }
+        if !report.isValid || report.interruptedSave != nil { throw ExitStatus.problemFound }
     }
 }

@@ -29,10 +29,10 @@ enum Executables {
         var errorOutput: String
     }
 
-    /// Runs `name` with `arguments` to completion.
-    static func run(_ name: String, _ arguments: [String]) throws -> Run {
+    /// Runs `name` (a product, or with `absolute` a path) with `arguments` to completion.
+    static func run(_ name: String, _ arguments: [String], absolute: Bool = false) throws -> Run {
         let process = Process()
-        process.executableURL = try url(of: name)
+        process.executableURL = absolute ? URL(fileURLWithPath: name) : try url(of: name)
         process.arguments = arguments
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output

@@ -1,7 +1,8 @@
-// Options every file-reading subcommand shares: the store path and --json.
+// Options every file-reading subcommand shares, and opening the store.
 
 import ArgumentParser
 import Foundation
+import LogStore
 
 struct CommonOptions: ParsableArguments {
     @Argument(help: "The store file.")
@@ -15,7 +16,7 @@ struct CommonOptions: ParsableArguments {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        print(String(decoding: try encoder.encode(JSONDocument(result: value)), as: UTF8.self))
     }
 }
 
@@ -23,6 +24,26 @@ struct CommonOptions: ParsableArguments {
 struct JSONDocument<Body: Encodable>: Encodable {
     var formatVersion = 1
     var result: Body
+}
+
+/// The store at `path` opened with the model its file records, read-only
+/// unless `writing`; errors are reported and become exit codes.
+func openStore(_ path: String, writing: Bool = false) throws -> Store {
+    let options = JournalOptions(access: writing ? .readWrite : .readOnly, createIfMissing: false, compaction: .manual)
+    do {
+        return try Store(recordedModelAt: path, options: options)
+    } catch {
+        throw ExitStatus.report(error)
+    }
+}
+
+/// Runs `body`, turning a LogStore error into its report and exit code.
+func reporting<T>(_ body: () throws(LogStoreError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        throw ExitStatus.report(error)
+    }
 }
 
 func formatBytes(_ count: UInt64) -> String {

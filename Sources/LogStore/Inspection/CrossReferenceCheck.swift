@@ -1,0 +1,58 @@
+// What verify checks beyond frames and blocks: that the records, the
+// relationship pointers and the secondary indexes kept beside them agree.
+
+extension CommittedState {
+    /// Each disagreement between the records and what is derived from them:
+    /// a stored relationship pointing at a record that does not exist, a
+    /// reverse pointer or a secondary index entry the records do not imply
+    /// (or one missing). A snapshot carries the pointers and indexes
+    /// (FORMAT.md §11.3), so a damaged or forged index shows here.
+    ///
+    /// Decodes every record: it costs about as much as a full scan.
+    func crossReferenceProblems() -> [String] {
+        var problems: [String] = []
+        var rebuilt = CommittedState(model: model)
+        for entity in model.entities {
+            let table = tables[entity.index]
+            table.forEachKey { key, _ in
+                guard let record = table.record(key) else {
+                    problems.append("\(entity.name)/p\(key) is listed but its values cannot be read")
+                    return
+                }
+                rebuilt.apply(.insert(entity: entity, key: key, values: record.values), version: record.version)
+                for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
+                    let slot = entity.attributes.count + index
+                    guard slot < record.values.count else { continue }
+                    for target in Self.targets(record.values[slot]) where self.record(relationship.destination, target) == nil {
+                        problems.append("\(entity.name)/p\(key).\(relationship.name) points to \(relationship.destination)/p\(target), which does not exist (its inverse \(relationship.destination).\(relationship.definition.inverse) cannot hold it)")
+                    }
+                }
+            }
+        }
+        rebuilt.settleIndexes()
+        for entity in model.entities {
+            for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
+                let slot = entity.attributes.count + index
+                let kept = pointers[entity.name]?[slot] ?? [:], implied = rebuilt.pointers[entity.name]?[slot] ?? [:]
+                if kept.filter({ !$0.value.isEmpty }) != implied.filter({ !$0.value.isEmpty }) {
+                    problems.append("the inverse of \(entity.name).\(relationship.name) (\(relationship.destination).\(relationship.definition.inverse)) disagrees with the records: it is read from pointers that do not match what the records point to")
+                }
+            }
+            for (kept, implied) in zip(indexes[entity.index], rebuilt.indexes[entity.index]) where Self.entries(kept) != Self.entries(implied) {
+                problems.append("the index of \(entity.name).\(entity.attributes[kept.slot].name) disagrees with the records: fetches through it would return wrong results")
+            }
+        }
+        return problems
+    }
+
+    private static func entries(_ index: SecondaryIndex) -> [StoredValue: Set<UInt64>] {
+        let groups = index.groups()
+        var entries: [StoredValue: Set<UInt64>] = [:]
+        var start = 0
+        for (value, count) in zip(groups.values, groups.counts) {
+            entries[value, default: []].formUnion(groups.keys[start..<(start + count)])
+            start += count
+        }
+        return entries
+    }
+}

@@ -1,0 +1,43 @@
+// `logstore-tool compact FILE`: fold the journal into a new snapshot.
+
+import ArgumentParser
+import Foundation
+import LogStore
+
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compact a store: write its live records into a new snapshot and drop the history before it.",
+        discussion: """
+            Shows a progress bar on a terminal and plain lines otherwise (on standard error), \
+            then the sizes before and after. Refuses (exit 4) while another process has the \
+            store open: close the app, or let it compact the store itself. A compaction that \
+            fails or is interrupted leaves the store as it was.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    struct Result: Encodable {
+        var path: String
+        var bytesBefore: UInt64
+        var bytesAfter: UInt64
+        var records: Int
+        var sequence: UInt64
+        var seconds: Double
+    }
+
+    func run() throws {
+        let store = try openStore(common.file, writing: true)
+        defer { store.close() }
+        let display = ProgressDisplay()
+        let report = try reporting { () throws(LogStoreError) in
+            try store.compact { stage, progress in display.update(stage, progress) }
+        }
+        display.finish()
+        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        if common.json {
+            try common.emitJSON(Result(path: common.file, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, records: report.records, sequence: report.sequence, seconds: seconds))
+        } else {
+            print("compacted \(common.file): \(formatBytes(report.bytesBefore)) before, \(formatBytes(report.bytesAfter)) after; \(report.records) records through sequence \(report.sequence) in \(String(format: "%.2f", seconds)) s")
+        }
+    }
+}
