@@ -37,10 +37,15 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// `logstore://STORE-UUID/Entity/pKEY`.
-    public var uriRepresentation: URL {
-        // Entity names are validated identifiers-ish strings; percent-encode anyway.
-        let entity = entityName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? entityName
-        return URL(string: "logstore://\(storeID.uuidString)/\(entity)/p\(key)")!
+    public var uriRepresentation: URL { URL(string: uriString)! }
+
+    /// ``uriRepresentation`` as a string, made without a `URL`: tools that
+    /// print millions of IDs need it fast.
+    public var uriString: String {
+        // Entity names are identifier-like; percent-encode anything else.
+        let plain = entityName.utf8.allSatisfy { $0 < 0x80 && ($0 == UInt8(ascii: "_") || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))) }
+        let entity = plain ? entityName : entityName.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? entityName
+        return "logstore://" + storeID.uuidString + "/" + entity + "/p" + String(key)
     }
 
     /// Parses a URI made by ``uriRepresentation``; nil for anything else.

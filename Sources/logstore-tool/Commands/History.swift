@@ -120,19 +120,20 @@ struct History: ParsableCommand {
                 operation = "delete"
             }
             if common.json {
-                operations.append([("operation", operation), ("id", id.uriRepresentation.absoluteString), ("values", fields)])
+                operations.append([("operation", operation), ("id", id.uriString), ("values", fields)])
             } else {
                 let values = fields.map { "\($0.0)=\(ValueText.json($0.1))" }.joined(separator: " ")
                 output.write("\(operation) \(entity)/p\(change.recordID.key)\(values.isEmpty ? "" : " " + values)\n")
             }
         }
         if common.json {
-            var text = ""
-            ValueText.appendObject([
-                ("formatVersion", 1),
-                ("result", [("sequence", Int(transaction.sequence)), ("time", transaction.timestamp), ("operations", operations.map { $0 as Any? })] as [(String, Any?)]),
-            ], to: &text)
-            output.write(text + "\n")
+            output.write { bytes in
+                ValueText.appendObject([
+                    ("formatVersion", 1),
+                    ("result", [("sequence", Int(transaction.sequence)), ("time", transaction.timestamp), ("operations", operations.map { $0 as Any? })] as [(String, Any?)]),
+                ], to: &bytes)
+                bytes.append(UInt8(ascii: "\n"))
+            }
         }
         output.flush()
     }

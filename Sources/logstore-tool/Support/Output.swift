@@ -15,6 +15,12 @@ struct BufferedOutput: TextOutputStream {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Lets `body` append UTF-8 bytes in place.
+    mutating func write(_ body: (inout [UInt8]) -> Void) {
+        body(&buffer)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     mutating func flush() {
         // Whatever print() holds in the C library's buffer goes first.
         fflush(nil)

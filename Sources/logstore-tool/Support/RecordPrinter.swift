@@ -31,24 +31,25 @@ struct RecordPrinter {
     mutating func row(id: ObjectID, values: [Any?]) {
         switch format {
         case .jsonl:
-            var line = "{\"id\":"
-            ValueText.appendQuoted(id.uriRepresentation.absoluteString, to: &line)
-            line += ",\"entity\":"
-            ValueText.appendQuoted(entity, to: &line)
-            for (column, value) in zip(columns, values) {
-                line += ","
-                ValueText.appendQuoted(column, to: &line)
-                line += ":"
-                ValueText.appendJSON(value, to: &line)
+            output.write { bytes in
+                ValueText.append("{\"id\":", to: &bytes)
+                ValueText.appendQuoted(id.uriString, to: &bytes)
+                ValueText.append(",\"entity\":", to: &bytes)
+                ValueText.appendQuoted(entity, to: &bytes)
+                for (column, value) in zip(columns, values) {
+                    bytes.append(UInt8(ascii: ","))
+                    ValueText.appendQuoted(column, to: &bytes)
+                    bytes.append(UInt8(ascii: ":"))
+                    ValueText.appendJSON(value, to: &bytes)
+                }
+                ValueText.append("}\n", to: &bytes)
             }
-            line += "}\n"
-            output.write(line)
         case .csv:
             if !headerWritten {
                 output.write((["id"] + columns).map(Self.csvCell).joined(separator: ",") + "\r\n")
                 headerWritten = true
             }
-            let cells = [id.uriRepresentation.absoluteString] + values.map { ValueText.plain($0) }
+            let cells = [id.uriString] + values.map { ValueText.plain($0) }
             output.write(cells.map(Self.csvCell).joined(separator: ",") + "\r\n")
         case .table:
             tableRows.append(["\(entity)/p\(id.key)"] + values.map { Self.cut(ValueText.plain($0, shortIDs: true)) })

@@ -12,90 +12,103 @@ import LogStore
 /// number as the string "NaN", "Infinity" or "-Infinity".
 enum ValueText {
     static func json(_ value: Any?) -> String {
-        var text = ""
-        appendJSON(value, to: &text)
-        return text
+        var bytes: [UInt8] = []
+        appendJSON(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func appendJSON(_ value: Any?, to text: inout String) {
+    /// Appends `value` as JSON to UTF-8 `bytes` (bytes, not a `String`:
+    /// appending to a String checks its encoding each time, which a dump of
+    /// a million records pays for dearly).
+    static func appendJSON(_ value: Any?, to bytes: inout [UInt8]) {
         switch value {
-        case nil: text += "null"
-        case let string as String: appendQuoted(string, to: &text)
-        case let bool as Bool: text += bool ? "true" : "false"
-        case let number as Int16: text += String(number)
-        case let number as Int32: text += String(number)
-        case let number as Int64: text += String(number)
-        case let number as Int: text += String(number)
-        case let number as UInt64: text += String(number)
-        case let number as Double: appendNumber(number, to: &text)
-        case let number as Float: appendNumber(Double(number), to: &text)
-        case let decimal as Decimal: appendQuoted(decimal.description, to: &text)
+        case nil: append("null", to: &bytes)
+        case let string as String: appendQuoted(string, to: &bytes)
+        case let number as Int32: append(String(number), to: &bytes)
+        case let number as Int64: append(String(number), to: &bytes)
+        case let number as Double: appendNumber(number, to: &bytes)
+        case let date as Date: appendQuoted(isoDate(date), to: &bytes)
+        case let id as ObjectID: appendQuoted(id.uriString, to: &bytes)
+        case let bool as Bool: append(bool ? "true" : "false", to: &bytes)
+        case let number as Int16: append(String(number), to: &bytes)
+        case let number as Int: append(String(number), to: &bytes)
+        case let number as UInt64: append(String(number), to: &bytes)
+        case let number as Float: appendNumber(Double(number), to: &bytes)
+        case let decimal as Decimal: appendQuoted(decimal.description, to: &bytes)
         case let ids as [ObjectID]:
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (position, id) in ids.enumerated() {
-                if position > 0 { text += "," }
-                appendQuoted(id.uriRepresentation.absoluteString, to: &text)
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                appendQuoted(id.uriString, to: &bytes)
             }
-            text += "]"
+            bytes.append(UInt8(ascii: "]"))
         case let fields as [(String, Any?)]:
-            appendObject(fields, to: &text)
+            appendObject(fields, to: &bytes)
         case let values as [Any?]:
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (position, value) in values.enumerated() {
-                if position > 0 { text += "," }
-                appendJSON(value, to: &text)
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                appendJSON(value, to: &bytes)
             }
-            text += "]"
-        default: appendQuoted(plain(value), to: &text)
+            bytes.append(UInt8(ascii: "]"))
+        default: appendQuoted(plain(value), to: &bytes)
         }
     }
 
     /// An object with its keys in the given order.
-    static func appendObject(_ fields: [(String, Any?)], to text: inout String) {
-        text += "{"
+    static func appendObject(_ fields: [(String, Any?)], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "{"))
         for (position, (key, value)) in fields.enumerated() {
-            if position > 0 { text += "," }
-            appendQuoted(key, to: &text)
-            text += ":"
-            appendJSON(value, to: &text)
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendQuoted(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendJSON(value, to: &bytes)
         }
-        text += "}"
+        bytes.append(UInt8(ascii: "}"))
     }
 
-    private static func appendNumber(_ number: Double, to text: inout String) {
+    static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private static func appendNumber(_ number: Double, to bytes: inout [UInt8]) {
         if number.isNaN {
-            text += "\"NaN\""
+            append("\"NaN\"", to: &bytes)
         } else if number.isInfinite {
-            text += number < 0 ? "\"-Infinity\"" : "\"Infinity\""
+            append(number < 0 ? "\"-Infinity\"" : "\"Infinity\"", to: &bytes)
         } else {
-            text += number.description
+            append(number.description, to: &bytes)
         }
     }
 
     /// `string` as a JSON string literal.
-    static func appendQuoted(_ string: String, to text: inout String) {
-        text += "\""
-        var clean = true
-        for byte in string.utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            clean = false
-            break
+    static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        var string = string
+        // Most strings need no escape: copy them whole.
+        let copied = string.withUTF8 { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
         }
-        if clean {
-            text += string
-        } else {
-            for scalar in string.unicodeScalars {
-                switch scalar {
-                case "\"": text += "\\\""
-                case "\\": text += "\\\\"
-                case "\n": text += "\\n"
-                case "\r": text += "\\r"
-                case "\t": text += "\\t"
-                case _ where scalar.value < 0x20: text += String(format: "\\u%04x", scalar.value)
-                default: text.unicodeScalars.append(scalar)
-                }
+        if copied {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
             }
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// The value as text: what CSV cells and table columns show. `shortIDs`
@@ -109,7 +122,7 @@ enum ValueText {
         case let data as Data: data.base64EncodedString()
         case let uuid as UUID: uuid.uuidString
         case let url as URL: url.absoluteString
-        case let id as ObjectID: shortIDs ? "\(id.entityName)/p\(id.key)" : id.uriRepresentation.absoluteString
+        case let id as ObjectID: shortIDs ? "\(id.entityName)/p\(id.key)" : id.uriString
         case let ids as [ObjectID]: ids.map { plain($0, shortIDs: shortIDs) }.joined(separator: " ")
         case let number as Double: number.description
         case let number as Float: number.description
@@ -128,14 +141,35 @@ enum ValueText {
     }
 
     /// `2026-11-23T10:15:30.123Z`: ISO 8601 in UTC, to the millisecond,
-    /// made by hand because a formatter per value is slow and one shared
-    /// across threads is not safe.
+    /// made by hand: a formatter or `String(format:)` per value costs more
+    /// than the rest of a dumped record.
     static func isoDate(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
         var seconds = time_t(Int64((milliseconds / 1000).rounded(.down)))
         let fraction = Int(milliseconds - Double(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), fraction)
+        var text = ""
+        text.reserveCapacity(24)
+        func append(_ number: Int, width: Int) {
+            let digits = String(number)
+            if digits.count < width { text += String(repeating: "0", count: width - digits.count) }
+            text += digits
+        }
+        append(Int(parts.tm_year) + 1900, width: 4)
+        text += "-"
+        append(Int(parts.tm_mon) + 1, width: 2)
+        text += "-"
+        append(Int(parts.tm_mday), width: 2)
+        text += "T"
+        append(Int(parts.tm_hour), width: 2)
+        text += ":"
+        append(Int(parts.tm_min), width: 2)
+        text += ":"
+        append(Int(parts.tm_sec), width: 2)
+        text += "."
+        append(fraction, width: 3)
+        text += "Z"
+        return text
     }
 }

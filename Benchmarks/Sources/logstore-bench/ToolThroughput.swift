@@ -1,0 +1,150 @@
+// Benchmark 9: logstore-tool as people and scripts run it. dump of
+// 1,000,000 records as JSON Lines against `sqlite3 -json` dumping the same
+// rows, and verify's throughput on a store of about 1 GiB beside a plain
+// sequential read of the same file.
+
+import Foundation
+import LogStore
+
+enum ToolThroughput: BenchmarkGroup {
+    static let name = "tool"
+
+    static func run(in context: BenchmarkContext) throws -> GroupReport {
+        var report = GroupReport(name: name, title: "9. logstore-tool: dump against sqlite3 -json, verify throughput")
+        let tool = try buildTool(context)
+        guard let sqlite3 = which("sqlite3") else {
+            throw BenchmarkError("sqlite3 (the SQLite command-line shell) is not installed: apt-get install sqlite3")
+        }
+
+        // 1. dump, JSON Lines, to /dev/null, from a compacted store (as the
+        //    default policy leaves one), against sqlite3 -json.
+        let count = context.scaled(full: 1_000_000, quick: 50_000)
+        context.log("tool: \(count.formatted()) people in both engines")
+        let data = try PeopleDataSet(PersonValues.make(count, seed: 9), model: try PersonModel.make(), named: "tool", context)
+        defer { data.remove(context) }
+        do {
+            let store = try Store(path: data.storePath, model: try PersonModel.make(), options: JournalOptions(compaction: .manual))
+            defer { store.close() }
+            _ = try store.compact()
+        }
+        let dump = [tool.path, "dump", data.storePath, "--entity", "Person"]
+        let select = [sqlite3, "-json", data.sqlitePath, "SELECT * FROM person"]
+        // Both must print every row before either is timed.
+        let dumped = try lineCount(dump), selected = try lineCount(select)
+        guard dumped == count, selected >= count else {
+            throw BenchmarkError("dump printed \(dumped) lines and sqlite3 -json \(selected) for \(count) rows")
+        }
+        context.log("tool: dump and sqlite3 -json, \(context.repetitions) rounds")
+        let rates = try measureInRounds(repetitions: context.repetitions, [
+            { try Sample.timing(work: Double(count)) { try run(dump) } },
+            { try Sample.timing(work: Double(count)) { try run(select) } },
+        ])
+        let logstore = report.add("logstore-tool dump --format jsonl > /dev/null", rates[0], unit: "records/s")
+        let sqlite = report.add("sqlite3 -json 'SELECT * FROM person' > /dev/null", rates[1], unit: "records/s")
+        report.compare("dump ÷ sqlite3 -json", logstore, over: sqlite)
+
+        // 2. verify on a store of about 1 GiB (64 MiB in a quick run).
+        let target = context.scaled(full: 1 << 30, quick: 64 << 20)
+        let path = context.scratch.freshPath("tool-verify.logstore")
+        defer { context.scratch.remove(path) }
+        context.log("tool: writing a store of \(target >> 20) MiB to verify")
+        try writeBlobs(path, totalBytes: target)
+        let size = Double(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0)
+        let verify = [tool.path, "verify", path]
+        try run(verify)  // also warms the page cache for both cases
+        let verifyRates = try measureInRounds(repetitions: context.repetitions, [
+            { try Sample.timing(work: size / 1e6) { try run(verify) } },
+            { try Sample.timing(work: size / 1e6) { try run(["/bin/cat", path]) } },
+        ])
+        let verified = report.add("verify, \(String(format: "%.0f", size / 1_048_576)) MiB store", verifyRates[0], unit: "MB/s")
+        let read = report.add("cat of the same file > /dev/null (read limit)", verifyRates[1], unit: "MB/s")
+        report.compare("verify ÷ sequential read", verified, over: read)
+        report.fact("verify store", "\(Int(size)) bytes: blobs of 4 KiB, half of each random, saved 1,000 per transaction under the default compaction policy")
+        report.note("dump reads a compacted store (a snapshot and no journal), as the default policy leaves one; both commands print to /dev/null with a warm page cache")
+        report.note("verify checks every frame's checksum and decodes every block and transaction, then opens the store and checks relationships and indexes against the records")
+        return report
+    }
+
+    /// Builds the release tool of the package this harness sits in.
+    private static func buildTool(_ context: BenchmarkContext) throws -> URL {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        context.log("tool: building logstore-tool (release) in \(root.path)")
+        try run(["/usr/bin/env", "swift", "build", "-c", "release", "--product", "logstore-tool", "--package-path", root.path], quiet: true)
+        let tool = root.appendingPathComponent(".build/release/logstore-tool")
+        guard FileManager.default.isExecutableFile(atPath: tool.path) else { throw BenchmarkError("\(tool.path) was not built") }
+        return tool
+    }
+
+    private static func which(_ program: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/\(program)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Runs `arguments` with its output thrown away; throws unless it exits 0.
+    private static func run(_ arguments: [String], quiet: Bool = false) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        if quiet { process.standardError = FileHandle(forWritingAtPath: "/dev/null") }
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("\(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+    }
+
+    /// The lines `arguments` prints, counted as they stream by.
+    private static func lineCount(_ arguments: [String]) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        var lines = 0
+        while true {
+            let chunk = pipe.fileHandleForReading.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { break }
+            lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("\(arguments.joined(separator: " ")) exited \(process.terminationStatus)") }
+        return lines
+    }
+
+    /// A store of about `totalBytes` of 4 KiB blobs, half random (so half
+    /// compresses away), saved 1,000 per transaction.
+    private static func writeBlobs(_ path: String, totalBytes: Int) throws {
+        let model = try Model {
+            Entity("Blob") {
+                Attribute("name", .string)
+                Attribute("body", .data)
+            }
+        }
+        let store = try Store(path: path, model: model, options: JournalOptions(durability: .deferredToOS))
+        defer { store.close() }
+        var random = SeededRandom(seed: 99)
+        let context = store.newContext()
+        var written = 0, number = 0
+        while written < totalBytes {
+            for _ in 0..<1_000 {
+                var body = [UInt8](repeating: UInt8(number % 251), count: 4096)
+                for index in stride(from: 0, to: 2048, by: 8) {
+                    withUnsafeBytes(of: random.next()) { body.replaceSubrange(index..<(index + 8), with: $0) }
+                }
+                let blob = try context.insert("Blob")
+                blob["name"] = "blob \(number)"
+                blob["body"] = Data(body)
+                number += 1
+            }
+            try context.save()
+            context.reset()
+            // About half of each body compresses away.
+            written += 1_000 * 2_100
+        }
+    }
+}
