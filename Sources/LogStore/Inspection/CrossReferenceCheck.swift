@@ -14,12 +14,20 @@ extension CommittedState {
         var rebuilt = CommittedState(model: model)
         for entity in model.entities {
             let table = tables[entity.index]
+            // The rebuilt state needs only what indexes and pointers are made
+            // of; copying every value (blobs included) would double the cost.
+            let indexed = Set(indexes[entity.index].map(\.slot))
+            let needed = (0..<(entity.attributes.count + entity.relationships.count)).map { slot in
+                slot < entity.attributes.count ? indexed.contains(slot) : entity.relationships[slot - entity.attributes.count].isStored
+            }
             table.forEachKey { key, _ in
                 guard let record = table.record(key) else {
                     problems.append("\(entity.name)/p\(key) is listed but its values cannot be read")
                     return
                 }
-                rebuilt.apply(.insert(entity: entity, key: key, values: record.values), version: record.version)
+                var values = record.values
+                for slot in values.indices where slot >= needed.count || !needed[slot] { values[slot] = .null }
+                rebuilt.apply(.insert(entity: entity, key: key, values: values), version: record.version)
                 for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
                     let slot = entity.attributes.count + index
                     guard slot < record.values.count else { continue }
@@ -45,14 +53,23 @@ extension CommittedState {
         return problems
     }
 
-    private static func entries(_ index: SecondaryIndex) -> [StoredValue: Set<UInt64>] {
+    /// An index's entries: its groups of equal values, each group's keys in
+    /// order, so that two indexes built in different orders compare equal
+    /// when they hold the same entries.
+    private struct Entries: Equatable {
+        var values: [StoredValue]
+        var counts: [Int]
+        var keys: [UInt64]
+    }
+
+    private static func entries(_ index: SecondaryIndex) -> Entries {
         let groups = index.groups()
-        var entries: [StoredValue: Set<UInt64>] = [:]
+        var keys = groups.keys
         var start = 0
-        for (value, count) in zip(groups.values, groups.counts) {
-            entries[value, default: []].formUnion(groups.keys[start..<(start + count)])
+        for count in groups.counts {
+            keys[start..<(start + count)].sort()
             start += count
         }
-        return entries
+        return Entries(values: groups.values, counts: groups.counts, keys: keys)
     }
 }
