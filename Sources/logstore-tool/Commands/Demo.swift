@@ -97,7 +97,7 @@ struct Demo: ParsableCommand {
         print("moved \(moved) items, changed the asset type of \(retyped) and deleted \(deleted), one save each (fsync every commit)")
 
         let report = try store.compact()
-        print("compacted: \(formatBytes(report.bytesBefore)) of journal became \(formatBytes(report.bytesAfter)) (\(report.records) records in a snapshot)")
+        print("compacted: the journal of \(report.sequence) saves became a snapshot of \(report.records) records; the file went from \(formatBytes(report.bytesBefore)) to \(formatBytes(report.bytesAfter))")
         for item in list.prefix(3) { item.valueInDollars += 10 }
         try context.save()
         print("raised the price of 3 items in one more save, kept in the journal after the snapshot")

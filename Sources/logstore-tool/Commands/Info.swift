@@ -50,8 +50,7 @@ struct Info: ParsableCommand {
             journal:           \(formatBytes(info.journalBytes)) in \(info.frameCount) transaction\(info.frameCount == 1 ? "" : "s") after the \(info.snapshot == nil ? "header" : "snapshot")
             sequence numbers:  \(info.firstSequence.map { "\($0) to \(info.lastSequence ?? $0)" } ?? "none after the snapshot")
             last commit:       \(info.lastCommitAt.map { formatter.string(from: $0) } ?? "never")
-            payload:           \(formatBytes(info.rawPayloadBytes)) raw, \(formatBytes(info.storedPayloadBytes)) stored
-            compression ratio: \(String(format: "%.2f", info.compressionRatio))
+            journal payload:   \(formatBytes(info.rawPayloadBytes)) raw, \(formatBytes(info.storedPayloadBytes)) stored (compression ratio \(String(format: "%.2f", info.compressionRatio)))
             """)
         if let records = result.records {
             let total = records.values.reduce(0, +)
