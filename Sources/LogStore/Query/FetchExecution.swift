@@ -173,6 +173,10 @@ struct FetchExecution {
                 }
                 return matches.count < needed
             }
+        } else if wanted.isEmpty && rawTests == nil {
+            // Every record matches and nothing is sorted by value: the keys
+            // are enough, and no snapshot block need be read.
+            table.forEachKey { key, _ in _ = consider(key, UnsafeRawBufferPointer(start: nil, count: 0)) }
         } else {
             table.forEachRecord { key, bytes in _ = consider(key, bytes) }
         }
@@ -188,15 +192,18 @@ struct FetchExecution {
     }
 
     /// How many objects match, within the window: without reading a record
-    /// when an index answers the whole predicate and no unsaved object of
-    /// the entity could change the answer.
+    /// when there is no predicate or an index answers the whole of it, and
+    /// no unsaved object of the entity could change the answer.
     func count() -> Int {
-        let plan = choosePlan(tableCount: snapshot.state.table(entity).count)
-        if plan.covers, let (index, range) = plan.lookup, !(request.includesPendingChanges && context.hasPendingObjects(of: entity)) {
-            let matched = index.count(in: range)
+        let table = snapshot.state.table(entity)
+        let plan = choosePlan(tableCount: table.count)
+        let pendingMatter = request.includesPendingChanges && context.hasPendingObjects(of: entity)
+        func windowed(_ matched: Int) -> Int {
             let start = min(request.fetchOffset, matched)
             return request.fetchLimit > 0 ? min(matched - start, request.fetchLimit) : matched - start
         }
+        if predicate == nil && !pendingMatter { return windowed(table.count) }
+        if plan.covers, let (index, range) = plan.lookup, !pendingMatter { return windowed(index.count(in: range)) }
         return run().matches.count
     }
 

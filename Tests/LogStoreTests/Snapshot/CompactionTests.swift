@@ -126,7 +126,7 @@ struct CompactionTests {
         }
     }
 
-    @Test("A compacted store opens with the snapshot's records faulted in one block at a time")
+    @Test("A compacted store opens with the snapshot's records faulted in one block at a time; counting or listing them decodes none")
     func readingOneRecordDecodesOneBlock() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/many.logstore"
@@ -148,6 +148,16 @@ struct CompactionTests {
             let counter = try context.existingObject(with: id)
             #expect(counter["name"] as? String == "counter 4241")
             #expect(snapshot.blocksDecoded == 1)
+
+            // Counting and listing every record needs keys, not values.
+            let fresh = store.newContext()
+            #expect(try fresh.count(for: FetchRequest(entityName: "Counter")) == count)
+            #expect(try fresh.count(for: FetchRequest(entityName: "Counter", fetchLimit: 5, fetchOffset: 10)) == 5)
+            #expect(try fresh.fetchIDs(FetchRequest(entityName: "Counter")).count == count)
+            #expect(snapshot.blocksDecoded == 1, "no block decoded to count or list IDs")
+            // A predicate reads values: every block.
+            #expect(try fresh.count(for: FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name ENDSWITH '7'"))) == count / 10)
+            #expect(snapshot.blocksDecoded == snapshot.directory.count)
         }
     }
 }
