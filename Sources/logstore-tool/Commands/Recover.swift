@@ -8,8 +8,10 @@ struct Recover: ParsableCommand {
         abstract: "Write a new store with every transaction before the first damage, and report what was lost.",
         discussion: """
             The damaged file is not changed. The new store keeps its identity, so object IDs \
-            stay valid. Exits 0 when nothing was lost, 1 when something was (listed), 3 when \
-            the snapshot itself is damaged (nothing usable precedes it: restore a backup).
+            stay valid. When a snapshot block is damaged, the records of the blocks before it \
+            are kept (as inserts in a new journal) and the rest is listed as lost. Exits 0 when \
+            nothing was lost, 1 when something was, 3 when the snapshot's index is damaged \
+            (nothing usable precedes it: restore a backup).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -22,8 +24,12 @@ struct Recover: ParsableCommand {
         if common.json {
             try common.emitJSON(recovery)
         } else {
-            let last = recovery.lastKeptSequence.map { "through sequence \($0)" } ?? "with no transactions"
-            print("wrote \(recovery.output): \(recovery.keptTransactions) transactions after the snapshot kept, \(last)")
+            if let kept = recovery.snapshotRecordsKept {
+                print("wrote \(recovery.output): the snapshot is damaged; the \(kept) records of the blocks before the damage were kept (\(recovery.snapshotRecordsLost ?? 0) records from the damaged block on were lost)")
+            } else {
+                let last = recovery.lastKeptSequence.map { "through sequence \($0)" } ?? "with no transactions"
+                print("wrote \(recovery.output): \(recovery.keptTransactions) transactions after the snapshot kept, \(last)")
+            }
             if let damage = recovery.damage {
                 print("lost: \(recovery.lostBytes) bytes from offset \(damage.offset) (frame \(damage.frameNumber): \(damage.message))")
                 if recovery.lostTransactions > 0, let first = recovery.firstLostSequence, let last = recovery.lastLostSequence {

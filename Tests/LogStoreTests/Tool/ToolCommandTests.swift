@@ -234,6 +234,40 @@ struct ToolCommandTests {
         }
     }
 
+    @Test("recover of a store with a damaged snapshot block keeps the records of the blocks before it, values and IDs unchanged")
+    func recoverDamagedSnapshot() throws {
+        try withTemporaryDirectory { directory in
+            let path = try demoStore(in: directory)
+            // The stable values of each record (the journal after the
+            // snapshot, lost with it, changed some prices).
+            func stable(_ line: Substring) throws -> [String] {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                return ["id", "itemName", "serialNumber", "thumbnail", "label"].map { "\(object[$0] ?? "")" }
+            }
+            let original = Set(try lines(try tool("dump", path).output).map(stable))
+            let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
+            let secondBlock = frames[1].offset
+            try StoreFileSurgery(path: path).flipBit(at: secondBlock + FrameLayout.headerSize + 10)
+
+            let output = directory + "/recovered.logstore"
+            let run = try tool("recover", path, "--output", output, "--json")
+            #expect(run.status == 1, "\(run.errorOutput)")
+            let recovery = try #require(try json(run) as? [String: Any])
+            #expect((recovery["damage"] as? [String: Any])?["offset"] as? Int == secondBlock)
+            let kept = try #require(recovery["snapshotRecordsKept"] as? Int)
+            let lost = try #require(recovery["snapshotRecordsLost"] as? Int)
+            #expect(kept > 0 && lost > 0 && kept + lost == Self.items - 50 + 3)
+            #expect(recovery["lostTransactions"] as? Int == Self.extraSaves + 1, "the journal after the snapshot goes with it")
+
+            #expect(try tool("verify", output).status == 0)
+            let recovered = lines(try tool("dump", output).output)
+            #expect(recovered.count == kept)
+            // Records keep their IDs and values.
+            let missing = try recovered.map(stable).filter { !original.contains($0) }
+            #expect(missing.isEmpty, "\(missing.prefix(2))")
+        }
+    }
+
     @Test("Read-only subcommands leave the file unchanged and work while another process writes; compact refuses then")
     func readOnlyBesideAWriter() throws {
         try withTemporaryDirectory { directory in
