@@ -26,10 +26,17 @@ let package = Package(
             name: "LogStore",
             dependencies: ["CLZ4", "CLogStoreSupport"]
         ),
+        // Scenario 1's app model, shared by the demo and the scenario's test.
+        .target(
+            name: "InventoryExample",
+            dependencies: ["LogStore"],
+            path: "Examples/Inventory"
+        ),
         .executableTarget(
             name: "logstore-tool",
             dependencies: [
                 "LogStore",
+                "InventoryExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -42,7 +49,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LogStoreTests",
-            dependencies: ["LogStore", "logstore-crash-child", "logstore-tool"]
+            dependencies: ["LogStore", "InventoryExample", "logstore-crash-child", "logstore-tool"]
         ),
     ],
     swiftLanguageModes: [.v6]

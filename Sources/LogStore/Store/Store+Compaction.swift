@@ -27,6 +27,31 @@ public struct CompactionReport: Sendable, Hashable {
     public var pauseDuration: Duration
 }
 
+/// Encodes the durations as seconds (`seconds`, `pauseSeconds`), the form
+/// `logstore-tool compact --json` prints and scripts read.
+extension CompactionReport: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case sequence, records, rawBytes, bytesBefore, bytesAfter, transactionsCopied, seconds, pauseSeconds
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sequence, forKey: .sequence)
+        try container.encode(records, forKey: .records)
+        try container.encode(rawBytes, forKey: .rawBytes)
+        try container.encode(bytesBefore, forKey: .bytesBefore)
+        try container.encode(bytesAfter, forKey: .bytesAfter)
+        try container.encode(transactionsCopied, forKey: .transactionsCopied)
+        try container.encode(Self.seconds(duration), forKey: .seconds)
+        try container.encode(Self.seconds(pauseDuration), forKey: .pauseSeconds)
+    }
+
+    /// `duration` in seconds.
+    public static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
 /// The stages of a compaction, in order, as its progress reports them.
 public enum CompactionStage: Sendable, Hashable {
     /// Writing the snapshot of the live records into the new file.

@@ -16,15 +16,6 @@ struct Compact: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    struct Result: Encodable {
-        var path: String
-        var bytesBefore: UInt64
-        var bytesAfter: UInt64
-        var records: Int
-        var sequence: UInt64
-        var seconds: Double
-    }
-
     func run() throws {
         let store = try openStore(common.file, writing: true)
         defer { store.close() }
@@ -33,9 +24,9 @@ struct Compact: ParsableCommand {
             try store.compact { stage, progress in display.update(stage, progress) }
         }
         display.finish()
-        let seconds = Double(report.duration.components.seconds) + Double(report.duration.components.attoseconds) / 1e18
+        let seconds = CompactionReport.seconds(report.duration)
         if common.json {
-            try common.emitJSON(Result(path: common.file, bytesBefore: report.bytesBefore, bytesAfter: report.bytesAfter, records: report.records, sequence: report.sequence, seconds: seconds))
+            try common.emitJSON(report)
         } else {
             print("compacted \(common.file): \(formatBytes(report.bytesBefore)) before, \(formatBytes(report.bytesAfter)) after; \(report.records) records through sequence \(report.sequence) in \(String(format: "%.2f", seconds)) s")
         }

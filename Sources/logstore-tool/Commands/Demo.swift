@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import Foundation
+import InventoryExample
 import LogStore
 
 struct Demo: ParsableCommand {
@@ -41,25 +42,25 @@ struct Demo: ParsableCommand {
     private func runDemo() throws(LogStoreError) {
         let started = ContinuousClock.now
         var random = SplitMix64(seed: 42)
-        let model = try DemoInventory.model()
+        let model = try Inventory.model()
         // Compaction on request only, so the demo shows each step.
         let options = JournalOptions(compaction: .manual)
         var store = try Store(path: path, model: model, options: options)
         var context = store.newContext()
 
         if try context.count("AssetType") == 0 {
-            for label in DemoInventory.labels { try context.insert(DemoAssetType.self).label = label }
+            for label in Inventory.labels { try context.insert(AssetType.self).label = label }
             try context.save()
-            print("first launch: created \(path) and the asset types \(DemoInventory.labels.joined(separator: ", "))")
+            print("first launch: created \(path) and the asset types \(Inventory.labels.joined(separator: ", "))")
         }
-        let types = try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: DemoAssetType.self)
+        let types = try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: AssetType.self)
 
         var ordering = 0.0
         for batchStart in stride(from: 0, to: items, by: 1_000) {
             for _ in batchStart..<min(batchStart + 1_000, items) {
-                let item = try context.insert(DemoItem.self)  // awakeFromInsert sets dateCreated and itemKey
-                let noun = Int(random.next() % UInt64(DemoInventory.nouns.count))
-                item.itemName = "\(DemoInventory.adjectives[Int(random.next() % UInt64(DemoInventory.adjectives.count))]) \(DemoInventory.nouns[noun])"
+                let item = try context.insert(Item.self)  // awakeFromInsert sets dateCreated and itemKey
+                let noun = Int(random.next() % UInt64(DemoWords.nouns.count))
+                item.itemName = "\(DemoWords.adjectives[Int(random.next() % UInt64(DemoWords.adjectives.count))]) \(DemoWords.nouns[noun])"
                 item.serialNumber = String(random.next() % 0xFFFF_FFFF, radix: 16, uppercase: true)
                 item.valueInDollars = Int32(random.next() % 200)
                 item.thumbnail = Thumbnail.sample(kind: noun, random: &random)
@@ -69,10 +70,11 @@ struct Demo: ParsableCommand {
             }
             try context.save()
         }
-        print("inserted \(items) items with thumbnails in \((items + 999) / 1_000) saves")
+        let saves = (items + 999) / 1_000
+        print("inserted \(items) items with thumbnails in \(saves) save\(saves == 1 ? "" : "s")")
 
         // The list, as the app shows it; moves set the midpoint of the new neighbours.
-        var list = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: DemoItem.self)
+        var list = try Inventory.items(context)
         var moved = 0, retyped = 0, deleted = 0
         for step in 0..<150 {
             let position = Int(random.next() % UInt64(list.count))
@@ -106,13 +108,13 @@ struct Demo: ParsableCommand {
         store.close()
         store = try Store(path: path, model: model, options: options)
         context = store.newContext()
-        let sorted = try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: DemoItem.self)
+        let sorted = try Inventory.items(context)
         print("relaunched: \(sorted.count) items; the first three by orderingValue are \(sorted.prefix(3).map { "\"\($0.itemName ?? "")\"" }.joined(separator: ", "))")
         let expensive = try ObjectPredicate("valueInDollars > 50")
         let fetched = try context.count(for: FetchRequest(entityName: "Item", predicate: expensive))
         let filtered = try sorted.filter(expensive).count
         print("expensive stuff (valueInDollars > 50): \(fetched) fetched, \(filtered) by filtering the list in memory")
-        for type in try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: DemoAssetType.self) {
+        for type in try context.fetch(FetchRequest(entityName: "AssetType", sortDescriptors: [SortKey("label")]), as: AssetType.self) {
             let items = try context.count(for: FetchRequest(entityName: "Item", predicate: ObjectPredicate("assetType.label == %@", type.label)))
             print("  \(type.label ?? ""): \(items) items (its inverse set holds \(type.items.count))")
         }
@@ -121,61 +123,13 @@ struct Demo: ParsableCommand {
     }
 }
 
-/// Scenario 1's model and the words its items are named with.
-enum DemoInventory {
-    static let labels = ["Electronics", "Furniture", "Jewelry"]
+/// The words the demo's items are named with.
+enum DemoWords {
     static let adjectives = ["Red", "Shiny", "Old", "Small", "Large", "Fancy", "Plain", "Antique"]
     static let nouns = ["Chair", "Ring", "Laptop", "Table", "Watch", "Lamp", "Phone", "Sofa"]
-
-    static func model() throws(LogStoreError) -> Model {
-        ValueTransformers.register(ThumbnailTransformer(), named: "ThumbnailTransformer")
-        return try Model {
-            Entity("Item", DemoItem.self) {
-                Attribute("itemName", .string)
-                Attribute("serialNumber", .string)
-                Attribute("valueInDollars", .int32, default: Int32(0), indexed: true, rules: [.minimum(0)])
-                Attribute("dateCreated", .date)
-                Attribute("itemKey", .string)
-                Attribute("thumbnail", .transformable("ThumbnailTransformer"))
-                Attribute("orderingValue", .double, default: 0.0, indexed: true)
-                Relationship("assetType", to: "AssetType", inverse: "items")
-            }
-            Entity("AssetType", DemoAssetType.self) {
-                Attribute("label", .string, optional: false, rules: [.minimumLength(1)])
-                Relationship("items", to: "Item", inverse: "assetType", toMany: true, deleteRule: .deny)
-            }
-        }
-    }
 }
 
-final class DemoItem: ManagedObject {
-    @Managed("itemName") var itemName: String?
-    @Managed("serialNumber") var serialNumber: String?
-    @Managed("valueInDollars") var valueInDollars: Int32
-    @Managed("dateCreated") var dateCreated: Date?
-    @Managed("itemKey") var itemKey: String?
-    @Managed("thumbnail") var thumbnail: Thumbnail?
-    @Managed("orderingValue") var orderingValue: Double
-    @Managed("assetType") var assetType: DemoAssetType?
-
-    override func awakeFromInsert() {
-        super.awakeFromInsert()
-        dateCreated = Date()
-        itemKey = UUID().uuidString
-    }
-}
-
-final class DemoAssetType: ManagedObject {
-    @Managed("label") var label: String?
-    @Managed("items") var items: Set<DemoItem>
-}
-
-/// A stand-in for an item's photo: a small grayscale image.
-struct Thumbnail: Sendable, Equatable {
-    var width: UInt16
-    var height: UInt16
-    var pixels: [UInt8]
-
+extension Thumbnail {
     /// Runs of gray, about as compressible as small real thumbnails.
     static func sample(kind: Int, random: inout SplitMix64) -> Thumbnail {
         var pixels: [UInt8] = []
@@ -184,28 +138,6 @@ struct Thumbnail: Sendable, Equatable {
             pixels.append(contentsOf: repeatElement(UInt8(truncatingIfNeeded: random.next() &+ UInt64(kind)), count: min(run, 256 - pixels.count)))
         }
         return Thumbnail(width: 16, height: 16, pixels: pixels)
-    }
-}
-
-/// Stores a thumbnail as its size (two little-endian UInt16) and its pixels.
-struct ThumbnailTransformer: StoreValueTransformer {
-    func transformedValue(_ value: Any) throws(LogStoreError) -> Data {
-        guard let thumbnail = value as? Thumbnail else {
-            throw LogStoreError(.wrongType, "ThumbnailTransformer was given a \(type(of: value)); give it a Thumbnail")
-        }
-        var data = Data()
-        withUnsafeBytes(of: thumbnail.width.littleEndian) { data.append(contentsOf: $0) }
-        withUnsafeBytes(of: thumbnail.height.littleEndian) { data.append(contentsOf: $0) }
-        data.append(contentsOf: thumbnail.pixels)
-        return data
-    }
-
-    func reverseTransformedValue(_ data: Data) throws(LogStoreError) -> Any {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 4 else {
-            throw LogStoreError(.transformerFailed, "ThumbnailTransformer was given \(bytes.count) bytes, fewer than the 4 of its size")
-        }
-        return Thumbnail(width: UInt16(bytes[0]) | UInt16(bytes[1]) << 8, height: UInt16(bytes[2]) | UInt16(bytes[3]) << 8, pixels: Array(bytes[4...]))
     }
 }
 

@@ -50,7 +50,7 @@ final class ProgressDisplay {
     private func draw(fraction: Double, stage: CompactionStage) {
         let width = 30
         let filled = Int((fraction * Double(width)).rounded(.down))
-        let elapsed = Self.seconds(ContinuousClock.now - started)
+        let elapsed = CompactionReport.seconds(ContinuousClock.now - started)
         let records = latest?.records ?? 0, total = latest?.totalRecords ?? 0, bytes = latest?.rawBytes ?? 0
         let rate = elapsed > 0 ? Double(bytes) / elapsed : 0
         var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "] "
@@ -64,10 +64,6 @@ final class ProgressDisplay {
         }
         // Clear what a longer previous line left.
         FileHandle.standardError.write(Data((line + "\u{1B}[K").utf8))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func name(of stage: CompactionStage) -> String {

@@ -7,24 +7,11 @@ import Testing
 
 @Suite("FORMAT.md")
 struct FormatDocumentTests {
-    @Test("The hex dump of the example file in FORMAT.md is the file LogStore writes")
-    func fileDumpMatches() throws {
-        let example = try Example.make()
-        try Document.expectBlock("file", equals: HexDump.render(example.file))
-    }
-
-    @Test("The hex dump of the second frame's decompressed payload in FORMAT.md matches")
-    func payloadDumpMatches() throws {
-        let example = try Example.make()
-        try Document.expectBlock("payload", equals: HexDump.render(example.secondPayload))
-    }
-
-    @Test("Every byte the walkthrough quotes is the byte at its offset, and the rows cover every byte in order",
+    @Test("FORMAT.md's hex dumps of the example file and of its second frame's decompressed payload are the bytes LogStore writes, and every byte their walkthroughs quote is the byte at its offset, covering every byte in order",
           arguments: ["file", "payload"])
-    func walkthroughQuotesTheBytes(block: String) throws {
+    func exampleMatches(block: String) throws {
         let example = try Example.make()
-        let bytes = block == "file" ? example.file : example.secondPayload
-        try Document.expectWalkthrough(block, covers: bytes)
+        try Document.expectExample(block, is: block == "file" ? example.file : example.secondPayload)
     }
 
     @Test("The example stores its first payload raw and its second as LZ4, and reads back as written")
@@ -204,6 +191,12 @@ extension FormatDocumentTests {
         /// Checks that the rows of the walkthrough `name` quote `bytes` exactly:
         /// each row's bytes are the bytes at its offset, and the rows follow
         /// each other with no gap from the first byte to the last.
+        /// The block `name` is the hex dump of `bytes`, and its walkthrough quotes them.
+        static func expectExample(_ name: String, is bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            try expectBlock(name, equals: HexDump.render(bytes), sourceLocation: sourceLocation)
+            try expectWalkthrough(name, covers: bytes, sourceLocation: sourceLocation)
+        }
+
         static func expectWalkthrough(_ name: String, covers bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
             func hexOffset(_ offset: Int) -> String { "0x" + String(offset, radix: 16) }
             let rows = try walkthroughRows(name)

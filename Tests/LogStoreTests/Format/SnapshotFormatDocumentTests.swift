@@ -9,26 +9,12 @@ import Testing
 @Suite("FORMAT.md snapshot example")
 struct SnapshotFormatDocumentTests {
     private typealias Document = FormatDocumentTests.Document
-    private typealias HexDump = FormatDocumentTests.HexDump
 
-    @Test("The hex dump of the snapshot example file in FORMAT.md is the file LogStore writes")
-    func fileDumpMatches() throws {
-        let example = try Example.make()
-        try Document.expectBlock("snapshot-file", equals: HexDump.render(example.file))
-    }
-
-    @Test("The hex dump of the example's decompressed index payload in FORMAT.md matches")
-    func indexDumpMatches() throws {
-        let example = try Example.make()
-        try Document.expectBlock("snapshot-index", equals: HexDump.render(example.index))
-    }
-
-    @Test("Every byte the snapshot walkthroughs quote is the byte at its offset, and the rows cover every byte in order",
+    @Test("FORMAT.md's hex dumps of the snapshot example file and of its decompressed index payload are the bytes LogStore writes, and every byte their walkthroughs quote is the byte at its offset, covering every byte in order",
           arguments: ["snapshot-file", "snapshot-index"])
-    func walkthroughQuotesTheBytes(block: String) throws {
+    func exampleMatches(block: String) throws {
         let example = try Example.make()
-        let bytes = block == "snapshot-file" ? example.file : example.index
-        try Document.expectWalkthrough(block, covers: bytes)
+        try Document.expectExample(block, is: block == "snapshot-file" ? example.file : example.index)
     }
 
     @Test("The example reads back: version 2, two blocks, the index and the transaction after it as written")

@@ -1,64 +1,9 @@
 // Scenario 1 of SCENARIOS.md: items and asset types, with a relaunch.
 
 import Foundation
+import InventoryExample
 import Testing
 @testable import LogStore
-
-/// A stand-in for an app's image: the transformer stores its pixels' bytes.
-struct Thumbnail: Codable, Equatable, Sendable {
-    var width: Int
-    var height: Int
-    var pixels: [UInt8]
-}
-
-final class Item: ManagedObject {
-    @Managed("itemName") var itemName: String?
-    @Managed("serialNumber") var serialNumber: String?
-    @Managed("valueInDollars") var valueInDollars: Int32
-    @Managed("dateCreated") var dateCreated: Date?
-    @Managed("itemKey") var itemKey: String?
-    @Managed("thumbnail") var thumbnail: Thumbnail?
-    @Managed("orderingValue") var orderingValue: Double
-    @Managed("assetType") var assetType: AssetType?
-
-    override func awakeFromInsert() {
-        super.awakeFromInsert()
-        dateCreated = Date()
-        itemKey = UUID().uuidString
-    }
-}
-
-final class AssetType: ManagedObject {
-    @Managed("label") var label: String?
-    @Managed("items") var items: Set<Item>
-}
-
-enum Inventory {
-    static func model() throws -> Model {
-        ValueTransformers.register(CodableTransformer<Thumbnail>(), named: "ThumbnailTransformer")
-        return try Model {
-            Entity("Item", Item.self) {
-                Attribute("itemName", .string)
-                Attribute("serialNumber", .string)
-                Attribute("valueInDollars", .int32, default: Int32(0))
-                Attribute("dateCreated", .date)
-                Attribute("itemKey", .string)
-                Attribute("thumbnail", .transformable("ThumbnailTransformer"))
-                Attribute("orderingValue", .double, default: 0.0)
-                Relationship("assetType", to: "AssetType", inverse: "items")
-            }
-            Entity("AssetType", AssetType.self) {
-                Attribute("label", .string)
-                Relationship("items", to: "Item", inverse: "assetType", toMany: true)
-            }
-        }
-    }
-
-    /// The list, sorted by orderingValue.
-    static func items(_ context: ObjectContext) throws -> [Item] {
-        try context.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")]), as: Item.self)
-    }
-}
 
 @Suite("Scenario 1: inventory")
 struct InventoryScenarioTests {

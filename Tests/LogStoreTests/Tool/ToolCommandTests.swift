@@ -308,6 +308,10 @@ struct ToolCommandTests {
             #expect(terminal.status == 0, "\(terminal.output)")
             #expect(terminal.output.contains("\r[##############################] 100%"), "\(terminal.output)")
 
+            let report = try #require(try json(try tool("compact", path, "--json")) as? [String: Any])
+            #expect(report["records"] as? Int == Self.items - 50 + Self.extraSaves + 3)
+            #expect((report["seconds"] as? Double).map { $0 > 0 } == true && (report["bytesAfter"] as? Int).map { $0 > 0 } == true)
+
             #expect(try tool("dump", path).output == dumpBefore)
             #expect(try tool("verify", path).status == 0)
         }
