@@ -20,7 +20,7 @@ enum FetchThroughput: BenchmarkGroup {
         let data = try PeopleDataSet(people, model: model, named: "fetch", context)
         defer { data.remove(context) }
         let database = data.database
-        try database.queue.write { db in try db.execute(sql: "CREATE INDEX person_age ON person(age)") }
+        try database.writer.write { db in try db.execute(sql: "CREATE INDEX person_age ON person(age)") }
         let store = try Store(path: data.storePath, model: model, options: JournalOptions(access: .readOnly))
         defer { store.close() }
 
@@ -34,9 +34,9 @@ enum FetchThroughput: BenchmarkGroup {
         let sorted = FetchRequest(entityName: "Person", predicate: range, sortDescriptors: [SortKey("lastName")])
         let rangeRates = try measureInRounds(repetitions: repetitions, [
             { try fetchSample(expected) { try store.newContext().fetch(sorted).count } },
-            { try fetchSample(expected) { try database.queue.read { db in try GRDBPerson.fetchAll(db, sql: "SELECT * \(rangeSQL) ORDER BY lastName").count } } },
+            { try fetchSample(expected) { try database.writer.read { db in try GRDBPerson.fetchAll(db, sql: "SELECT * \(rangeSQL) ORDER BY lastName").count } } },
             { try fetchSample(expected) { try store.newContext().fetchIDs(sorted).count } },
-            { try fetchSample(expected) { try database.queue.read { db in try Int64.fetchAll(db, sql: "SELECT id \(rangeSQL) ORDER BY lastName").count } } },
+            { try fetchSample(expected) { try database.writer.read { db in try Int64.fetchAll(db, sql: "SELECT id \(rangeSQL) ORDER BY lastName").count } } },
         ])
         let objects = report.add("LogStore fetch, objects (\(expected.formatted()) of \(count.formatted()))", rangeRates[0], unit: "fetches/s")
         let records = report.add("GRDB fetchAll records", rangeRates[1], unit: "fetches/s")
@@ -51,7 +51,7 @@ enum FetchThroughput: BenchmarkGroup {
         let equalCount = people.count { $0.age == 500 }
         let equalRates = try measureInRounds(repetitions: repetitions, [
             { try repeatedSample(equalCount) { try store.newContext().fetchIDs(equal).count } },
-            { try repeatedSample(equalCount) { try database.queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500").count } } },
+            { try repeatedSample(equalCount) { try database.writer.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500").count } } },
         ])
         let equalStore = report.add("LogStore fetchIDs age == 500 (\(equalCount) rows)", equalRates[0], unit: "fetches/s")
         let equalSQL = report.add("GRDB SELECT id WHERE age = 500", equalRates[1], unit: "fetches/s")
@@ -70,7 +70,7 @@ enum FetchThroughput: BenchmarkGroup {
             },
             {
                 var found = 0
-                let seconds = try Stopwatch.seconds { found = try database.queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE lastName LIKE 'sm%'").count } }
+                let seconds = try Stopwatch.seconds { found = try database.writer.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE lastName LIKE 'sm%'").count } }
                 guard found == scanCount else { throw BenchmarkError("SQLite found \(found) names starting with sm, not \(scanCount)") }
                 return Sample(work: Double(count), seconds: seconds)
             },
@@ -84,7 +84,7 @@ enum FetchThroughput: BenchmarkGroup {
         let counted = FetchRequest(entityName: "Person", predicate: range)
         let countRates = try measureInRounds(repetitions: repetitions, [
             { try repeatedSample(expected) { try store.newContext().count(for: counted) } },
-            { try repeatedSample(expected) { try database.queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) \(rangeSQL)") ?? 0 } } },
+            { try repeatedSample(expected) { try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) \(rangeSQL)") ?? 0 } } },
         ])
         let countStore = report.add("LogStore count(for:) age 100 to 200", countRates[0], unit: "counts/s")
         let countSQL = report.add("GRDB SELECT COUNT(*)", countRates[1], unit: "counts/s")
@@ -95,7 +95,7 @@ enum FetchThroughput: BenchmarkGroup {
         let top = FetchRequest(entityName: "Person", sortDescriptors: [SortKey("age", ascending: false)], fetchLimit: 20)
         let topRates = try measureInRounds(repetitions: repetitions, [
             { try repeatedSample(20) { try store.newContext().fetch(top).count } },
-            { try repeatedSample(20) { try database.queue.read { db in try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person ORDER BY age DESC LIMIT 20").count } } },
+            { try repeatedSample(20) { try database.writer.read { db in try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person ORDER BY age DESC LIMIT 20").count } } },
         ])
         let topStore = report.add("LogStore sorted by age, limit 20 (target < 1 ms)", value: 1000 / topRates[0].median, unit: "ms per fetch")
         let topSQL = report.add("GRDB ORDER BY age DESC LIMIT 20", value: 1000 / topRates[1].median, unit: "ms per fetch")

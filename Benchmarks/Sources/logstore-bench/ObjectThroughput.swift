@@ -101,7 +101,7 @@ enum ObjectThroughput: BenchmarkGroup {
                 defer { database.remove() }
                 return try Sample.timing(work: Double(count)) {
                     for values in people {
-                        try database.queue.write { db in
+                        try database.writer.write { db in
                             let record = values.grdb
                             try record.insert(db)
                         }
@@ -180,7 +180,7 @@ enum ObjectThroughput: BenchmarkGroup {
             {
                 var total = 0
                 let seconds = try Stopwatch.seconds {
-                    try database.queue.read { db in
+                    try database.writer.read { db in
                         let statement = try db.cachedStatement(sql: "SELECT firstName FROM person WHERE id = ?")
                         for key in keys { total += try String.fetchOne(statement, arguments: [Int64(key)])?.utf8.count ?? 0 }
                     }
@@ -191,7 +191,7 @@ enum ObjectThroughput: BenchmarkGroup {
             {
                 var total = 0
                 let seconds = try Stopwatch.seconds {
-                    try database.queue.read { db in
+                    try database.writer.read { db in
                         for key in keys { total += try GRDBPerson.fetchOne(db, key: Int64(key))?.firstName.utf8.count ?? 0 }
                     }
                 }

@@ -110,29 +110,47 @@ struct PeopleDataSet {
     }
 }
 
-/// A GRDB database of people: WAL, and `synchronous` FULL or GRDB's default.
+/// A GRDB database of people: WAL, `synchronous` FULL or GRDB's default
+/// (NORMAL), through a `DatabaseQueue` or, when several threads read at
+/// once, a `DatabasePool`.
 final class GRDBPeople {
     let path: String
-    let queue: DatabaseQueue
+    let writer: any DatabaseWriter
 
-    init(path: String, synchronousFull: Bool) throws {
+    init(path: String, synchronousFull: Bool, pool: Bool = false, indexingAge: Bool = false) throws {
         self.path = path
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.writeWithoutTransaction { db in
-            if synchronousFull { try db.execute(sql: "PRAGMA synchronous = FULL") }
+        writer = try Self.open(path, synchronousFull: synchronousFull, pool: pool)
+        try writer.writeWithoutTransaction { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS person (
                     id INTEGER PRIMARY KEY, firstName TEXT NOT NULL, lastName TEXT NOT NULL,
                     age INTEGER NOT NULL, orderingValue DOUBLE NOT NULL, dateCreated DATETIME NOT NULL)
                 """)
+            if indexingAge { try db.execute(sql: "CREATE INDEX IF NOT EXISTS person_age ON person(age)") }
         }
+    }
+
+    /// Opens a database in WAL mode. GRDB sets `synchronous = NORMAL` for
+    /// WAL, which does not fsync at commit; FULL, set afterwards on the
+    /// connection that writes, does, and is read back to be sure.
+    static func open(_ path: String, synchronousFull: Bool, pool: Bool) throws -> any DatabaseWriter {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let writer: any DatabaseWriter = pool
+            ? try DatabasePool(path: path, configuration: configuration)
+            : try DatabaseQueue(path: path, configuration: configuration)
+        let wanted = synchronousFull ? 2 : 1
+        let synchronous = try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(wanted)")
+            return try Int.fetchOne(db, sql: "PRAGMA synchronous")
+        }
+        guard synchronous == wanted else { throw BenchmarkError("SQLite's synchronous is \(synchronous ?? -1), not \(wanted), on \(path)") }
+        return writer
     }
 
     /// Codable records, one `insert` each, in one transaction.
     func insertRecords(_ people: [PersonValues]) throws {
-        try queue.write { db in
+        try writer.write { db in
             for values in people {
                 let record = values.grdb
                 try record.insert(db)
@@ -141,18 +159,21 @@ final class GRDBPeople {
     }
 
     /// One cached prepared statement, in one transaction.
-    func insertWithStatement(_ people: [PersonValues]) throws {
-        try queue.write { db in
-            let statement = try db.cachedStatement(sql: "INSERT INTO person (firstName, lastName, age, orderingValue, dateCreated) VALUES (?, ?, ?, ?, ?)")
-            for values in people {
-                try statement.execute(arguments: [values.firstName, values.lastName, values.age, values.orderingValue, values.dateCreated])
-            }
+    func insertWithStatement<People: Collection<PersonValues>>(_ people: People) throws {
+        try writer.write { db in try Self.insert(people, db) }
+    }
+
+    /// Inserts `people` through the connection's cached insert statement.
+    static func insert<People: Collection<PersonValues>>(_ people: People, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT INTO person (firstName, lastName, age, orderingValue, dateCreated) VALUES (?, ?, ?, ?, ?)")
+        for values in people {
+            try statement.execute(arguments: [values.firstName, values.lastName, values.age, values.orderingValue, values.dateCreated])
         }
     }
 
     /// The database's files on disk, after a checkpoint moves the WAL into it.
     func fileSize() throws -> Int {
-        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         return ["", "-wal", "-shm"].reduce(0) { total, suffix in
             total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
         }
@@ -161,15 +182,21 @@ final class GRDBPeople {
     /// The seconds `body` takes inside a transaction that is then rolled
     /// back, so every round starts from the same rows.
     func inRolledBackTransaction(_ body: (Database) throws -> Void) throws -> Double {
-        try queue.inDatabase { db in
+        try writer.writeWithoutTransaction { db in
             try db.execute(sql: "BEGIN")
             defer { try? db.execute(sql: "ROLLBACK") }
             return try Stopwatch.seconds { try body(db) }
         }
     }
 
+    /// Closes the database, leaving its files.
+    func close() {
+        if let queue = writer as? DatabaseQueue { try? queue.close() }
+        if let pool = writer as? DatabasePool { try? pool.close() }
+    }
+
     func remove() {
-        try? queue.close()
+        close()
         for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
     }
 }

@@ -104,7 +104,26 @@ struct Report: Encodable, Sendable {
     var statistic: String
     var units = "MB = 10^6 bytes, GB = 10^9 bytes; KiB, MiB, GiB = 2^10, 2^20, 2^30 bytes"
     var machine: Machine
+    var run: RunInfo
+    var scaling: ScalingReport?
     var groups: [GroupReport] = []
+
+    /// Writes results.json, the charts of the scaling runs (throughput.svg,
+    /// latency.svg, memory.svg) and their table as Markdown (table.md) into
+    /// `directory`, creating it.
+    func write(to directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var files = ["results.json": try json() + "\n"]
+        if let scaling, !scaling.rows.isEmpty {
+            files["throughput.svg"] = scaling.throughputChart.svg
+            files["latency.svg"] = scaling.latencyChart.svg
+            files["memory.svg"] = scaling.memoryChart.svg
+            files["table.md"] = scaling.markdown + "\n"
+        }
+        for (name, text) in files {
+            try text.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+    }
 
     func json() throws -> String {
         let encoder = JSONEncoder()
@@ -117,8 +136,13 @@ struct Report: Encodable, Sendable {
         var lines = [
             "logstore-bench, \(mode) run: \(statistic)",
             "machine: \(machine.summary)",
+            "built by: \(run.toolchain), commit \(run.commit)",
             "units: \(units)",
         ]
+        if let scaling {
+            lines.append("")
+            lines.append(scaling.text)
+        }
         for group in groups {
             lines.append("")
             lines.append("== \(group.title) [\(group.name)]")

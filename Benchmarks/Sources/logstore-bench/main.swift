@@ -1,6 +1,11 @@
 // logstore-bench: runs the benchmark groups and prints what they measured.
 //
-//   swift run -c release --package-path Benchmarks logstore-bench [--quick] [--json] [--only NAME] [--directory DIR]
+//   swift run -c release --package-path Benchmarks logstore-bench [--quick] [--json] [--only NAME]
+//       [--sizes LIST] [--output DIR] [--directory DIR]
+//
+// The scaling runs (every workload at 10^4 to 10^7 records, LogStore beside
+// SQLite and the machine's limits) write results.json and SVG charts to the
+// output directory; the groups after them measure each issue's targets.
 //
 // Nothing here asserts a timing: the harness reports figures, ratios to
 // baselines measured in the same run, and whether each target was met.
@@ -12,7 +17,12 @@ let groups: [any BenchmarkGroup.Type] = [
     SmallTransactionCompression.self, Recovery.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
     ToolThroughput.self,
 ]
-let groupNames = groups.map { $0.name }
+let groupNames = [ScalingMatrix.name] + groups.map { $0.name }
+
+// A child process doing one measurement for its parent (Scaling/Probe.swift).
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == "--probe" {
+    Probe.main(Array(CommandLine.arguments.dropFirst(2)))
+}
 
 func fail(_ message: String, status: Int32) -> Never {
     FileHandle.standardError.write(Data("logstore-bench: \(message)\n".utf8))
@@ -34,14 +44,23 @@ do {
     let scratch = try ScratchDirectory(inside: options.directory ?? "/tmp")
     defer { scratch.removeAll() }
     let context = BenchmarkContext(quick: options.quick, scratch: scratch, corpus: TextCorpus(size: 8 << 20))
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
     var report = Report(
         mode: options.quick ? "quick" : "full",
         statistic: "each figure is the median of \(context.repetitions) runs, the cases of a group run in interleaved rounds",
-        machine: Machine.current(directory: scratch.path))
+        machine: Machine.current(directory: scratch.path),
+        run: RunInfo.current(packageDirectory: repository.path))
+    if options.only == nil || options.only == ScalingMatrix.name {
+        report.scaling = try ScalingMatrix.run(in: context, sizes: options.scalingSizes, minutesPerSize: options.minutesPerSize)
+    }
     for group in groups where options.only == nil || options.only == group.name {
         report.groups.append(try group.run(in: context))
     }
+    let output = options.output ?? repository.appendingPathComponent(options.quick ? "Benchmarks/results-quick" : "Benchmarks/results").path
+    try report.write(to: output)
     print(options.json ? try report.json() : report.text)
+    context.log("results and charts written to \(output)")
 } catch {
     fail("\(error)", status: 1)
 }

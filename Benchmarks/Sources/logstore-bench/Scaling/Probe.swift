@@ -1,0 +1,161 @@
+// Work done in a child process of the harness: a cold open is only cold in
+// a new process, and peak memory is only one store's in a process of its own.
+//
+//   logstore-bench --probe KIND [PATH COUNT]
+//
+// The child prints one JSON line (a ProbeResult); the parent times it from
+// start to exit.
+
+import Foundation
+import GRDB
+import LogStore
+
+/// What a child process measured.
+struct ProbeResult: Codable, Sendable {
+    /// The first query's answer (the IDs of people aged 500), for opens.
+    var digest: ResultDigest?
+    /// Resident bytes the work added (VmRSS after minus before).
+    var residentBytes: Int?
+    /// The process's peak resident bytes (VmHWM) beyond what it held before the work.
+    var peakBytes: Int?
+}
+
+enum Probe {
+    enum Kind: String, CaseIterable, Sendable {
+        /// Start and exit: the floor under every probe.
+        case nothing
+        /// Insert COUNT people into a new store at PATH in one save, then compact it.
+        case buildLogStore = "build-logstore"
+        /// Insert COUNT people into a new SQLite database at PATH in one transaction.
+        case buildSQLite = "build-sqlite"
+        /// Open the store at PATH and fetch the IDs of people aged 500.
+        case openLogStore = "open-logstore"
+        /// Open the database at PATH and select the ids of people aged 500.
+        case openSQLite = "open-sqlite"
+    }
+
+    // MARK: - Parent side
+
+    /// Runs the harness as a child doing `kind`; returns its result and the
+    /// seconds from start to exit.
+    static func run(_ kind: Kind, path: String = "", count: Int = 0) throws -> (result: ProbeResult, seconds: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--probe", kind.rawValue, path, String(count)]
+        let output = Pipe()
+        process.standardOutput = output
+        var data = Data()
+        let seconds = try Stopwatch.seconds {
+            try process.run()
+            data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+        }
+        guard process.terminationStatus == 0 else {
+            throw BenchmarkError("the \(kind.rawValue) probe on \(path) exited with status \(process.terminationStatus)")
+        }
+        do {
+            return (try JSONDecoder().decode(ProbeResult.self, from: data), seconds)
+        } catch {
+            throw BenchmarkError("the \(kind.rawValue) probe printed something that is not its result: \(String(decoding: data, as: UTF8.self))")
+        }
+    }
+
+    /// Process starts per second: `count` children that exit at once.
+    static func startSample(count: Int) throws -> Sample {
+        var seconds = 0.0
+        for _ in 0..<count { seconds += try run(.nothing).seconds }
+        return Sample(work: Double(count), seconds: seconds)
+    }
+
+    // MARK: - Child side
+
+    /// The child's work: called by main when the first argument is `--probe`.
+    static func main(_ arguments: [String]) -> Never {
+        do {
+            guard arguments.count == 3, let kind = Kind(rawValue: arguments[0]), let count = Int(arguments[2]) else {
+                throw BenchmarkError("usage: --probe \(Kind.allCases.map(\.rawValue).joined(separator: "|")) PATH COUNT")
+            }
+            let result = try work(kind, path: arguments[1], count: count)
+            let line = try JSONEncoder().encode(result)
+            FileHandle.standardOutput.write(line + Data("\n".utf8))
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("logstore-bench probe: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    private static func work(_ kind: Kind, path: String, count: Int) throws -> ProbeResult {
+        switch kind {
+        case .nothing:
+            return ProbeResult()
+        case .buildLogStore:
+            let people = ScalingPeople.make(count)
+            return try measuringMemory {
+                let store = try Store(path: path, model: try PersonModel.make(indexingAge: true),
+                                      options: JournalOptions(compaction: .manual))
+                try PersonModel.insert(people, into: store.newContext())
+                _ = try store.compact()
+                store.close()
+                return nil
+            }
+        case .buildSQLite:
+            let people = ScalingPeople.make(count)
+            return try measuringMemory {
+                let database = try GRDBPeople(path: path, synchronousFull: true, indexingAge: true)
+                try database.insertWithStatement(people)
+                _ = try database.fileSize()  // checkpoints, so the file holds every row
+                database.close()
+                return nil
+            }
+        case .openLogStore:
+            let model = try PersonModel.make(indexingAge: true)
+            return try measuringMemory {
+                let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
+                let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 500")))
+                return ResultDigest(keySet: ids.map { Int64($0.key) })
+            }
+        case .openSQLite:
+            return try measuringMemory {
+                var configuration = Configuration()
+                configuration.readonly = true
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500") }
+                return ResultDigest(keySet: ids)
+            }
+        }
+    }
+
+    /// Runs `body` and reports the resident memory it added and the peak
+    /// beyond what the process held before it.
+    private static func measuringMemory(_ body: () throws -> ResultDigest?) throws -> ProbeResult {
+        let before = ProcessMemory.read()
+        let digest = try body()
+        let after = ProcessMemory.read()
+        return ProbeResult(digest: digest, residentBytes: after.resident - before.resident, peakBytes: after.peak - before.resident)
+    }
+}
+
+/// The Person records of the scaling runs: ages uniform in 0..<1000, a few
+/// last names starting with "sm" in some case. The parent and its children
+/// make the same ones from the same seed.
+enum ScalingPeople {
+    static func make(_ count: Int) -> [PersonValues] {
+        PersonValues.make(count, seed: 8, ages: 1000, moreLastNames: ["Smith", "smalley", "SMYTHE"])
+    }
+}
+
+/// This process's resident memory, from /proc/self/status.
+struct ProcessMemory {
+    var resident: Int
+    var peak: Int
+
+    static func read() -> ProcessMemory {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func kilobytes(_ field: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
+            return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+        }
+        return ProcessMemory(resident: kilobytes("VmRSS"), peak: kilobytes("VmHWM"))
+    }
+}

@@ -1,0 +1,87 @@
+// The scaling runs: every workload at every size on LogStore and SQLite,
+// with the machine's limits measured first.
+
+import Foundation
+
+enum ScalingMatrix {
+    static let name = "scaling"
+
+    /// Runs `sizes` in increasing order. A size is skipped, with the reason,
+    /// when the previous size's memory or time, scaled up, would not fit.
+    static func run(in context: BenchmarkContext, sizes: [Int], minutesPerSize: Double) throws -> ScalingReport {
+        var report = ScalingReport()
+        let sample = ScalingPeople.make(min(sizes.max() ?? 0, 200_000))
+        report.recordBytes = Double(sample.reduce(0) { $0 + $1.rawSize }) / Double(sample.count)
+        let limits = try MachineLimits.measure(context, records: recordBytes(sample))
+        report.limits = limits
+
+        var previous: (size: Int, seconds: Double, memory: MemoryRow)?
+        for size in sizes.sorted() {
+            if let previous, let reason = reasonToSkip(size, after: previous, minutesPerSize: minutesPerSize) {
+                context.log("scaling: skipping \(size.formatted()) records: \(reason)")
+                report.skipped.append(SkippedSize(size: size, reason: reason))
+                continue
+            }
+            report.sizes.append(size)
+            let seconds = try Stopwatch.seconds {
+                try PeopleAtSize(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run(into: &report)
+                report.rows.append(try InventoryMix(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run())
+            }
+            context.log("scaling: \(size.formatted()) records took \(Int(seconds)) s")
+            previous = (size, seconds, report.memory.last!)
+        }
+        report.notes = [
+            "each store's figure is the median of \(context.repetitions) runs, with the range; the two stores alternate which runs first",
+            "SQLite is GRDB 7.10.0 in WAL mode: a DatabaseQueue, or a DatabasePool where threads read at once; cached prepared statements; an index on age (Person) and on orderingValue (Item), as LogStore's model indexes them",
+            "saves are durable on both sides (LogStore .fsyncEveryCommit, SQLite synchronous=FULL) except the deferred-saves row (LogStore .deferredToOS, SQLite synchronous=NORMAL)",
+            "LogStore's data set is one save of every person, then compacted (a snapshot), as the default policy leaves a store; reads open it read-only",
+            "updates and deletes run on fresh copies of both files, written back to disk before the clock starts",
+            "open-and-query times a new process from start to exit: open, then the IDs of the people aged 500",
+            "range-fetch counts the records returned; scan counts the records scanned; count counts the records counted",
+            "peak memory is the peak resident size of a child process inserting the people in one save, beyond what it held before (its input); resident per record is what a new process gains by opening the file and running its first query",
+        ]
+        return report
+    }
+
+    /// The Person records as bytes (strings, then the numbers), the data the
+    /// LZ4 limits compress.
+    private static func recordBytes(_ people: [PersonValues]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for person in people {
+            bytes += person.firstName.utf8
+            bytes.append(0)
+            bytes += person.lastName.utf8
+            bytes.append(0)
+            withUnsafeBytes(of: person.age.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: person.orderingValue.bitPattern.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: person.dateCreated.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { bytes += $0 }
+        }
+        return bytes
+    }
+
+    /// Why `size` should not run, judging by the size before it; nil to run it.
+    private static func reasonToSkip(_ size: Int, after previous: (size: Int, seconds: Double, memory: MemoryRow), minutesPerSize: Double) -> String? {
+        let scale = Double(size) / Double(previous.size)
+        // The parent holds the input values and a bulk insert's objects;
+        // the child's peak measured them at the smaller size.
+        let inputBytes = Double(size) * 64
+        let neededBytes = inputBytes + Double(max(previous.memory.logStorePeakInsert, previous.memory.sqlitePeakInsert)) * scale * 1.5
+        if let available = availableMemory(), neededBytes > Double(available) {
+            return "it would need about \(Int(neededBytes / 1e9)) GB of memory and \(Int(Double(available) / 1e9)) GB are available"
+        }
+        let minutes = previous.seconds * scale * 1.1 / 60
+        if minutes > minutesPerSize {
+            return "it would take about \(Int(minutes)) minutes (\(previous.size.formatted()) took \(Int(previous.seconds / 60)) minutes), over the budget of \(Int(minutesPerSize)) minutes per size (--minutes-per-size)"
+        }
+        return nil
+    }
+
+    /// MemAvailable from /proc/meminfo, in bytes.
+    private static func availableMemory() -> Int? {
+        guard let info = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
+              let line = info.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }),
+              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return nil }
+        return kilobytes * 1024
+    }
+}

@@ -1,0 +1,90 @@
+// The scaling runs as text: the limits, a table per workload, memory.
+
+import Foundation
+
+extension ScalingReport {
+    var text: String {
+        var lines = ["== Scaling: LogStore and SQLite (GRDB 7.10.0) at \(sizes.map { $0.formatted() }.joined(separator: ", ")) records [scaling]"]
+        for skip in skipped { lines.append("  skipped \(skip.size.formatted()) records: \(skip.reason)") }
+        if let limits {
+            lines.append("  machine limits, measured in this run:")
+            for row in limits.rows { lines.append("    \(row.name): \(formatted(row.value)) \(row.unit)") }
+            lines.append("  a Person's raw values: \(formatted(recordBytes)) bytes")
+        }
+        let header = ["size", "LogStore", "SQLite", "ratio", "limit", "LS ÷ limit", "LS latency", "SQLite latency"]
+        for workload in Workload.allCases {
+            let rows = self.rows.filter { $0.workload == workload }
+            guard let first = rows.first else { continue }
+            lines.append("")
+            lines.append("  \(workload.title) [\(workload.rawValue)], \(workload.unit); latency per \(workload.operation)")
+            let table = rows.map { row in
+                [row.size.formatted(),
+                 Self.si(row.logStore.median) + " (" + Self.si(row.logStore.minimum) + "–" + Self.si(row.logStore.maximum) + ")",
+                 Self.si(row.sqlite.median) + " (" + Self.si(row.sqlite.minimum) + "–" + Self.si(row.sqlite.maximum) + ")",
+                 formatted(row.ratio), Self.si(row.limit), Self.percent(row.logStore.fractionOfLimit),
+                 Self.duration(row.logStore.latency), Self.duration(row.sqlite.latency)]
+            }
+            lines += Self.columns([header] + table).map { "    " + $0 }
+            lines.append("    limit: \(first.limitBasis); results: \(first.check)")
+        }
+        if !memory.isEmpty {
+            lines.append("")
+            lines.append("  memory and file size")
+            let table = memory.map { row in
+                [row.size.formatted(),
+                 Self.bytes(Double(row.logStorePeakInsert)), Self.bytes(Double(row.sqlitePeakInsert)),
+                 formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
+                 formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord)]
+            }
+            let header = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec"]
+            lines += Self.columns([header] + table).map { "    " + $0 }
+        }
+        lines += notes.map { "  note: \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The table as Markdown, for BENCHMARKS.md.
+    var markdown: String {
+        var lines = ["| workload | size | LogStore | SQLite | ratio | LogStore ÷ limit |", "|---|---:|---:|---:|---:|---:|"]
+        for workload in Workload.allCases {
+            for row in rows where row.workload == workload {
+                lines.append("| \(workload.rawValue) (\(workload.unit)) | \(row.size.formatted()) | \(Self.si(row.logStore.median)) | \(Self.si(row.sqlite.median)) | \(formatted(row.ratio)) | \(Self.percent(row.logStore.fractionOfLimit)) |")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Left-aligned first column, the rest right-aligned.
+    private static func columns(_ rows: [[String]]) -> [String] {
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return column == 0 ? cell + pad : pad + cell
+            }.joined(separator: "  ")
+        }
+    }
+
+    /// 332000 as "332k", 1.25e6 as "1.25M".
+    static func si(_ value: Double) -> String {
+        guard value.isFinite else { return "\(value)" }
+        for (scale, suffix) in [(1e9, "G"), (1e6, "M"), (1e3, "k")] where abs(value) >= scale {
+            return formatted(value / scale) + suffix
+        }
+        return formatted(value)
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "\(seconds)" }
+        if seconds >= 1 { return formatted(seconds) + " s" }
+        if seconds >= 1e-3 { return formatted(seconds * 1e3) + " ms" }
+        if seconds >= 1e-6 { return formatted(seconds * 1e6) + " µs" }
+        return formatted(seconds * 1e9) + " ns"
+    }
+
+    static func bytes(_ count: Double) -> String {
+        count >= 1e9 ? formatted(count / 1e9) + " GB" : count >= 1e6 ? formatted(count / 1e6) + " MB" : formatted(count / 1e3) + " kB"
+    }
+
+    static func percent(_ fraction: Double) -> String { formatted(fraction * 100) + " %" }
+}
