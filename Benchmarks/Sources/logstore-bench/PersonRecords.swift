@@ -69,6 +69,19 @@ enum PersonModel {
         }
     }
 
+    /// The most people one save holds in the scaling runs: a save is one
+    /// journal frame, and a frame holds at most 256 MiB (FORMAT.md), about
+    /// 5 million of these people.
+    static let peoplePerSave = 1_000_000
+
+    /// Inserts `people` in saves of at most ``peoplePerSave``, each in a
+    /// fresh context of `store`.
+    static func insert(_ people: [PersonValues], into store: Store) throws {
+        for start in stride(from: 0, to: people.count, by: peoplePerSave) {
+            try insert(Array(people[start..<min(start + peoplePerSave, people.count)]), into: store.newContext())
+        }
+    }
+
     /// Inserts `people` into `context` through the typed API and saves once.
     static func insert(_ people: [PersonValues], into context: ObjectContext) throws {
         for values in people {

@@ -51,16 +51,21 @@ do {
         statistic: "each figure is the median of \(context.repetitions) runs, the cases of a group run in interleaved rounds",
         machine: Machine.current(directory: scratch.path),
         run: RunInfo.current(packageDirectory: repository.path))
+    let output = options.output ?? repository.appendingPathComponent(options.quick ? "Benchmarks/results-quick" : "Benchmarks/results").path
     if options.only == nil || options.only == ScalingMatrix.name {
         report.scaling = try ScalingMatrix.run(in: context, sizes: options.scalingSizes, minutesPerSize: options.minutesPerSize)
+        // Written now as well, so a failure in a group loses none of it.
+        try report.write(to: output)
     }
     for group in groups where options.only == nil || options.only == group.name {
         report.groups.append(try group.run(in: context))
     }
-    let output = options.output ?? repository.appendingPathComponent(options.quick ? "Benchmarks/results-quick" : "Benchmarks/results").path
     try report.write(to: output)
     print(options.json ? try report.json() : report.text)
     context.log("results and charts written to \(output)")
+    if let failed = report.scaling?.failed, !failed.isEmpty {
+        fail("the scaling runs failed at \(failed.map { $0.size.formatted() }.joined(separator: ", ")) records (see above)", status: 1)
+    }
 } catch {
     fail("\(error)", status: 1)
 }

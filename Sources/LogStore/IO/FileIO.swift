@@ -2,9 +2,11 @@
 
 /// The operations LogStore performs on an open store file.
 ///
-/// The journal does all its I/O through this protocol, so tests can fail any
-/// call (EIO, ENOSPC, a short write) and check that nothing is acknowledged
-/// that was not written. ``SystemFile`` is the real implementation.
+/// The journal, the snapshot and compaction do all their I/O on a file
+/// through this protocol (and everything else through ``FileSystem``), so
+/// tests can fail any call (EIO, ENOSPC, a short write) and check that
+/// nothing is acknowledged that was not written. ``SystemFile`` is the real
+/// implementation.
 ///
 /// Implementations are safe to call from several threads at once for
 /// `read`; `write`, `synchronize` and `truncate` are called by one writer
@@ -25,6 +27,11 @@ protocol FileIO: AnyObject, Sendable {
     func truncate(to size: UInt64) throws(LogStoreError)
     /// Closes the file; later calls fail.
     func close()
+    /// Takes the writer's exclusive lock on the file, or throws
+    /// `.storeLocked` naming who holds it.
+    func lockExclusively() throws(LogStoreError)
+    /// The file's device and inode, to tell whether a path still names it.
+    func identity() throws(LogStoreError) -> FileIdentity
     /// A second, read-only descriptor of the same file (the same inode, even
     /// once another file was renamed over its path), with a life of its own:
     /// a snapshot reads its blocks through one, so that closing or replacing

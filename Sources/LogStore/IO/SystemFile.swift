@@ -17,16 +17,9 @@ final class SystemFile: FileIO, @unchecked Sendable {
     let path: String
     let descriptor: Int32
 
-    enum Mode {
-        case readOnly
-        case readWrite
-        /// Create a new file, failing if one exists.
-        case createExclusive(permissions: mode_t)
-    }
-
     /// Opens `path`; `reportingAs` names the file in messages when the path
     /// opened is an alias of it.
-    init(path: String, mode: Mode, reportingAs name: String? = nil) throws(LogStoreError) {
+    init(path: String, mode: FileOpenMode, reportingAs name: String? = nil) throws(LogStoreError) {
         self.path = name ?? path
         let flags: Int32
         var permissions: mode_t = 0
@@ -100,13 +93,15 @@ final class SystemFile: FileIO, @unchecked Sendable {
         // /proc/self/fd/N opens the descriptor's own inode, whatever its
         // path names now; without /proc, the path must still name it.
         let alias = "/proc/self/fd/\(descriptor)"
-        let reopened = try SystemFile(path: SystemFile.exists(alias) ? alias : path, mode: .readOnly, reportingAs: path)
+        let reopened = try SystemFile(path: SystemFileSystem().exists(alias) ? alias : path, mode: .readOnly, reportingAs: path)
         guard try reopened.identity() == identity() else {
             reopened.close()
             throw LogStoreError(.io, "\(path) was replaced while it was being opened; open the store again", path: path)
         }
         return reopened
     }
+
+    func lockExclusively() throws(LogStoreError) { try FileLock.lockExclusively(self) }
 
     /// The device and inode, to recognise the same file under two paths.
     func identity() throws(LogStoreError) -> FileIdentity {
@@ -125,26 +120,6 @@ final class SystemFile: FileIO, @unchecked Sendable {
         if code == EACCES || code == EPERM { advice = "check the file's permissions" }
         let place = offset.map { " at offset \($0)" } ?? ""
         return LogStoreError(.io, "\(call) failed on \(path)\(place): \(reason) (errno \(code)); \(advice)", path: path, offset: offset, errno: code)
-    }
-
-    /// fsyncs the directory holding `path`, so a create or rename in it is durable.
-    static func synchronizeDirectory(of path: String) throws(LogStoreError) {
-        let directory = parentDirectory(of: path)
-        let fd = retryingOnInterrupt { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { throw error(errno, "open directory", path: directory) }
-        defer { _ = Glibc.close(fd) }
-        guard fsync(fd) == 0 else { throw error(errno, "fsync directory", path: directory) }
-    }
-
-    static func parentDirectory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let parent = String(path[..<slash])
-        return parent.isEmpty ? "/" : parent
-    }
-
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
     }
 }
 

@@ -54,7 +54,7 @@ extension StoreInspector {
     ///   no usable store precedes the damage: restore a backup); `.io`,
     ///   `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func recover(path: String, to output: String) throws(LogStoreError) -> StoreRecovery {
-        guard !SystemFile.exists(output) else {
+        guard !SystemFileSystem().exists(output) else {
             throw LogStoreError(.invalidArgument, "\(output) exists; recover writes a new file: choose another name or remove it first", path: output)
         }
         return try withFile(path) { (file, header, size) throws(LogStoreError) in
@@ -113,6 +113,7 @@ extension StoreInspector {
         let temporary = "\(output).recovering-\(getpid())"
         unlink(temporary)
         defer { unlink(temporary) }
+        // The tool's own file, written through the system.
         try Journal.create(path: temporary, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt))
         let journal = try Journal(path: temporary, options: JournalOptions(createIfMissing: false, compaction: .manual))
         defer { journal.close() }
@@ -172,8 +173,7 @@ extension StoreInspector {
         if !changes.isEmpty { try journal.append(changes) }
         let lastSequence = journal.lastSequence
         journal.close()
-        guard link(temporary, output) == 0 else { throw SystemFile.error(errno, "link", path: output) }
-        try SystemFile.synchronizeDirectory(of: output)
+        try publish(temporary, as: output)
 
         let size = try file.size()
         let lostRecords = index.blocks[(damage.frameNumber - 1)...].reduce(0) { $0 + $1.recordCount }
@@ -215,8 +215,16 @@ extension StoreInspector {
         }
         try file.copy(0..<end, to: copy, at: 0)
         try copy.synchronize()
-        // link, unlike rename, never replaces a file that appeared meanwhile.
-        guard link(temporary, output) == 0 else { throw SystemFile.error(errno, "link", path: output) }
-        try SystemFile.synchronizeDirectory(of: output)
+        try publish(temporary, as: output)
+    }
+
+    /// Gives the finished file at `temporary` its name, durably. A link,
+    /// unlike a rename, never replaces a file that appeared meanwhile.
+    private static func publish(_ temporary: String, as output: String) throws(LogStoreError) {
+        let fileSystem = SystemFileSystem()
+        guard try fileSystem.link(temporary, to: output) else {
+            throw LogStoreError(.invalidArgument, "\(output) appeared while recover wrote it; nothing was replaced: choose another name", path: output)
+        }
+        try fileSystem.synchronizeDirectory(of: output)
     }
 }

@@ -37,6 +37,8 @@ public final class Journal: Sendable {
     public let path: String
     /// The options it was opened with.
     public let options: JournalOptions
+    /// Where the file lives: the system's, or a test's that breaks on command.
+    let fileSystem: any FileSystem
     /// The file header: versions, store UUID, creation time.
     public let header: FileHeader
     /// What open found at the end of the file and did about it. Log it when
@@ -57,31 +59,34 @@ public final class Journal: Sendable {
     ///   (unless ``JournalOptions/recoveryMode`` is `.salvage`); `.io` when a
     ///   system call fails.
     public convenience init(path: String, options: JournalOptions = JournalOptions()) throws(LogStoreError) {
-        let exists = SystemFile.exists(path)
-        if !exists {
+        try self.init(path: path, options: options, fileSystem: SystemFileSystem())
+    }
+
+    /// Opens the store file at `path` on `fileSystem`.
+    convenience init(path: String, options: JournalOptions, fileSystem: any FileSystem) throws(LogStoreError) {
+        if !fileSystem.exists(path) {
             guard options.access == .readWrite, options.createIfMissing else {
                 throw SystemFile.error(ENOENT, "open", path: path)
             }
-            try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()))
+            try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()), on: fileSystem)
         }
         var attempts = 0
         while true {
-            let file = try SystemFile(path: path, mode: options.access == .readOnly ? .readOnly : .readWrite)
+            let file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite)
             do throws(LogStoreError) {
                 if options.access == .readWrite {
-                    try FileLock.lockExclusively(file)
+                    try file.lockExclusively()
                     // A compaction renames a new file over the store and then
                     // lets go of the old one's lock: a lock won on the old
                     // file, opened just before the rename, guards nothing.
-                    var info = stat()
-                    if stat(path, &info) == 0, try file.identity() != FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), attempts < 10 {
+                    if let named = fileSystem.identity(ofPath: path), try file.identity() != named, attempts < 10 {
                         attempts += 1
                         file.close()
                         continue
                     }
-                    Compaction.removeAbandonedFiles(of: path)
+                    Compaction.removeAbandonedFiles(of: path, on: fileSystem)
                 }
-                try self.init(file: file, options: options)
+                try self.init(file: file, options: options, fileSystem: fileSystem)
                 return
             } catch {
                 file.close()
@@ -92,7 +97,7 @@ public final class Journal: Sendable {
 
     /// Opens a journal on an already opened (and, for writing, locked) file.
     /// Tests pass a file that fails on command.
-    init(file: any FileIO, options: JournalOptions) throws(LogStoreError) {
+    init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
         let path = file.path
         let fileSize = try file.size()
         let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
@@ -126,7 +131,7 @@ public final class Journal: Sendable {
             }
             report = RecoveryReport(outcome: .salvaged, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: fileSize - offset, reason: "frame \(frameNumber): \(reason)")
             if options.access == .readWrite {
-                report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize)
+                report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
                 try file.synchronize()
             }
@@ -134,6 +139,7 @@ public final class Journal: Sendable {
 
         self.path = path
         self.options = options
+        self.fileSystem = fileSystem
         self.header = header
         self.recovery = report
         self.currentSnapshot = Protected(snapshot?.file)
@@ -292,37 +298,32 @@ public final class Journal: Sendable {
     /// temporary file that is fsynced and then linked into place, so a crash
     /// never leaves an empty or half-written file at `path`.
     /// Tests call it with a fixed UUID and time to make byte-exact files.
-    static func create(path: String, permissions: mode_t, header: FileHeader) throws(LogStoreError) {
-        removeAbandonedCreations(of: path)
+    static func create(path: String, permissions: mode_t, header: FileHeader, on fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
+        removeAbandonedCreations(of: path, on: fileSystem)
         let temporary = "\(path).creating-\(getpid())"
-        let file = try SystemFile(path: temporary, mode: .createExclusive(permissions: permissions))
+        let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
         defer {
             file.close()
-            unlink(temporary)
+            fileSystem.remove(temporary)
         }
         try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
         try file.synchronize()
-        if link(temporary, path) != 0 {
-            let code = errno
-            // Another opener created it first: open theirs.
-            if code == EEXIST { return }
-            throw SystemFile.error(code, "link", path: path)
+        // false: another opener created it first; open theirs.
+        if try fileSystem.link(temporary, to: path) {
+            try fileSystem.synchronizeDirectory(of: path)
         }
-        try SystemFile.synchronizeDirectory(of: path)
     }
 
     /// Removes `PATH.creating-PID` files left by creators that died before
     /// linking them into place (their process no longer exists). They hold
     /// only a header, never data.
-    private static func removeAbandonedCreations(of path: String) {
-        let url = URL(fileURLWithPath: path)
-        let prefix = url.lastPathComponent + ".creating-"
-        let directory = url.deletingLastPathComponent().path
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) {
+    private static func removeAbandonedCreations(of path: String, on fileSystem: any FileSystem) {
+        let prefix = URL(fileURLWithPath: path).lastPathComponent + ".creating-"
+        let directory = SystemFileSystem.parentDirectory(of: path)
+        for name in fileSystem.names(inDirectory: directory) where name.hasPrefix(prefix) {
             guard let pid = pid_t(name.dropFirst(prefix.count)) else { continue }
             if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) {
-                unlink(directory + "/" + name)
+                fileSystem.remove(directory + "/" + name)
             }
         }
     }
@@ -330,18 +331,18 @@ public final class Journal: Sendable {
     /// Copies the bytes from `offset` on to `PATH.damaged-OFFSET` (or
     /// `PATH.damaged-OFFSET-N` when an earlier salvage left that name) before
     /// salvage cuts them off, so nothing is destroyed by a repair.
-    private static func preserve(_ file: any FileIO, from offset: UInt64, to end: UInt64) throws(LogStoreError) -> String {
+    private static func preserve(_ file: any FileIO, from offset: UInt64, to end: UInt64, on fileSystem: any FileSystem) throws(LogStoreError) -> String {
         var copyPath = "\(file.path).damaged-\(offset)"
         var attempt = 1
-        while SystemFile.exists(copyPath) {
+        while fileSystem.exists(copyPath) {
             attempt += 1
             copyPath = "\(file.path).damaged-\(offset)-\(attempt)"
         }
-        let copy = try SystemFile(path: copyPath, mode: .createExclusive(permissions: 0o600))
+        let copy = try fileSystem.open(copyPath, .createExclusive(permissions: 0o600))
         defer { copy.close() }
         try file.copy(offset..<end, to: copy, at: 0)
         try copy.synchronize()
-        try SystemFile.synchronizeDirectory(of: copyPath)
+        try fileSystem.synchronizeDirectory(of: copyPath)
         return copyPath
     }
 }

@@ -94,12 +94,10 @@ enum Compaction {
     /// Removes `PATH.compacting-PID` files: called by a writer that holds the
     /// store's lock, so no compaction of it is running, and any such file
     /// was left by one that died before its rename.
-    static func removeAbandonedFiles(of path: String) {
-        let url = URL(fileURLWithPath: path)
-        let prefix = url.lastPathComponent + ".compacting-"
-        let directory = url.deletingLastPathComponent().path
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
+    static func removeAbandonedFiles(of path: String, on fileSystem: any FileSystem) {
+        let prefix = URL(fileURLWithPath: path).lastPathComponent + ".compacting-"
+        let directory = SystemFileSystem.parentDirectory(of: path)
+        for name in fileSystem.names(inDirectory: directory) where name.hasPrefix(prefix) { fileSystem.remove(directory + "/" + name) }
     }
 }
 
@@ -150,17 +148,18 @@ extension Store {
         }
 
         // 2. The new file, locked before its rename can make it visible.
+        let fileSystem = journal.fileSystem
         let temporary = Compaction.temporaryPath(of: path)
-        unlink(temporary)
-        let file = try SystemFile(path: temporary, mode: .createExclusive(permissions: mode_t(journal.options.filePermissions)))
+        fileSystem.remove(temporary)
+        let file = try fileSystem.open(temporary, .createExclusive(permissions: mode_t(journal.options.filePermissions)))
         var renamed = false
         defer {
             if !renamed {
                 file.close()
-                unlink(temporary)
+                fileSystem.remove(temporary)
             }
         }
-        try FileLock.lockExclusively(file)
+        try file.lockExclusively()
 
         var writer = SnapshotWriter(file: file, sequence: point.sequence, blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
         progress?(.writingSnapshot, writer.progress)
@@ -205,12 +204,12 @@ extension Store {
             try copyFrames(from: old, to: end)
             try file.synchronize()
             progress?(.renaming, writer.progress)
-            guard rename(temporary, path) == 0 else { throw SystemFile.error(errno, "rename", path: temporary) }
+            try fileSystem.rename(temporary, to: path)
             renamed = true
             // From here on the store is the new file, whatever happens: the
             // old one is gone from the directory. If the rename cannot be
             // made durable, neither can any save: the journal refuses them.
-            do throws(LogStoreError) { try SystemFile.synchronizeDirectory(of: path) } catch { directoryFailure = error }
+            do throws(LogStoreError) { try fileSystem.synchronizeDirectory(of: path) } catch { directoryFailure = error }
             return (origin, copiedTo, directoryFailure)
         }
         let pause = ContinuousClock.now - pauseStarted

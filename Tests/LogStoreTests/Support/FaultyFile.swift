@@ -30,6 +30,8 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     }
 
     func reopenForReading() throws(LogStoreError) -> any FileIO { try base.reopenForReading() }
+    func lockExclusively() throws(LogStoreError) { try base.lockExclusively() }
+    func identity() throws(LogStoreError) -> FileIdentity { try base.identity() }
 
     private let base: SystemFile
     private let plan: Plan

@@ -57,9 +57,11 @@ struct InventoryMix {
         }
         do {
             let store = try Store(path: storePath, model: model, options: JournalOptions(compaction: .manual))
-            let objects = store.newContext()
-            for values in items { try Self.insert(values, into: objects) }
-            try objects.save()
+            for start in stride(from: 0, to: items.count, by: PersonModel.peoplePerSave) {
+                let objects = store.newContext()
+                for values in items[start..<min(start + PersonModel.peoplePerSave, items.count)] { try Self.insert(values, into: objects) }
+                try objects.save()
+            }
             _ = try store.compact()
             store.close()
         }

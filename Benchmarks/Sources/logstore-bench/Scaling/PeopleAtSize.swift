@@ -111,7 +111,7 @@ struct PeopleAtSize {
                 defer { context.scratch.remove(path) }
                 let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
                 defer { store.close() }
-                return try CaseRun.timed(work: work, { try PersonModel.insert(people, into: store.newContext()) },
+                return try CaseRun.timed(work: work, { try PersonModel.insert(people, into: store) },
                                          digest: { try Self.countDigest(store.newContext().count("Person")) })
             },
             sqlite: {

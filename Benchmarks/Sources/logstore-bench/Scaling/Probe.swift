@@ -94,7 +94,7 @@ enum Probe {
             return try measuringMemory {
                 let store = try Store(path: path, model: try PersonModel.make(indexingAge: true),
                                       options: JournalOptions(compaction: .manual))
-                try PersonModel.insert(people, into: store.newContext())
+                try PersonModel.insert(people, into: store)
                 _ = try store.compact()
                 store.close()
                 return nil

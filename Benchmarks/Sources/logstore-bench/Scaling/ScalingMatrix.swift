@@ -22,10 +22,20 @@ enum ScalingMatrix {
                 report.skipped.append(SkippedSize(size: size, reason: reason))
                 continue
             }
-            report.sizes.append(size)
-            let seconds = try Stopwatch.seconds {
-                try PeopleAtSize(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run(into: &report)
-                report.rows.append(try InventoryMix(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run())
+            var seconds = 0.0
+            do {
+                var sized = report
+                sized.sizes.append(size)
+                seconds = try Stopwatch.seconds {
+                    try PeopleAtSize(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run(into: &sized)
+                    sized.rows.append(try InventoryMix(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run())
+                }
+                report = sized
+            } catch {
+                // Keep what the smaller sizes found; the run fails at the end.
+                context.log("scaling: \(size.formatted()) records FAILED: \(error)")
+                report.failed.append(SkippedSize(size: size, reason: "\(error)"))
+                continue
             }
             context.log("scaling: \(size.formatted()) records took \(Int(seconds)) s")
             previous = (size, seconds, report.memory.last!)
@@ -33,6 +43,7 @@ enum ScalingMatrix {
         report.notes = [
             "each store's figure is the median of \(context.repetitions) runs, with the range; the two stores alternate which runs first",
             "SQLite is GRDB 7.10.0 in WAL mode: a DatabaseQueue, or a DatabasePool where threads read at once; cached prepared statements; an index on age (Person) and on orderingValue (Item), as LogStore's model indexes them",
+            "LogStore saves at most \(PersonModel.peoplePerSave.formatted()) objects per save (a save is one journal frame of at most 256 MiB); SQLite inserts everything in one transaction",
             "saves are durable on both sides (LogStore .fsyncEveryCommit, SQLite synchronous=FULL) except the deferred-saves row (LogStore .deferredToOS, SQLite synchronous=NORMAL)",
             "LogStore's data set is one save of every person, then compacted (a snapshot), as the default policy leaves a store; reads open it read-only",
             "updates and deletes run on fresh copies of both files, written back to disk before the clock starts",

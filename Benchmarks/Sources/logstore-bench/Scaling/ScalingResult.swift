@@ -65,7 +65,7 @@ struct MemoryRow: Encodable, Sendable {
     var sqliteFilePerRecord: Double
 }
 
-/// A size the run left out, and why.
+/// A size the run left out or could not finish, and why.
 struct SkippedSize: Encodable, Sendable {
     var size: Int
     var reason: String
@@ -79,5 +79,8 @@ struct ScalingReport: Encodable, Sendable {
     var rows: [ScalingRow] = []
     var memory: [MemoryRow] = []
     var skipped: [SkippedSize] = []
+    /// Sizes that failed part way (an error, or the stores disagreeing);
+    /// the run goes on with the next size and exits with status 1.
+    var failed: [SkippedSize] = []
     var notes: [String] = []
 }

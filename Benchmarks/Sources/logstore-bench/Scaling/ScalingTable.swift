@@ -6,6 +6,7 @@ extension ScalingReport {
     var text: String {
         var lines = ["== Scaling: LogStore and SQLite (GRDB 7.10.0) at \(sizes.map { $0.formatted() }.joined(separator: ", ")) records [scaling]"]
         for skip in skipped { lines.append("  skipped \(skip.size.formatted()) records: \(skip.reason)") }
+        for failure in failed { lines.append("  FAILED at \(failure.size.formatted()) records: \(failure.reason)") }
         if let limits {
             lines.append("  machine limits, measured in this run:")
             for row in limits.rows { lines.append("    \(row.name): \(formatted(row.value)) \(row.unit)") }

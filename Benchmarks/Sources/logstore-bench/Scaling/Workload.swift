@@ -19,7 +19,7 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
 
     var title: String {
         switch self {
-        case .bulkInsert: "bulk insert, one save (index on age)"
+        case .bulkInsert: "bulk insert, one save per million (index on age)"
         case .durableSaves: "single-record saves, fsync each (SQLite synchronous=FULL)"
         case .deferredSaves: "single-record saves, no fsync (SQLite synchronous=NORMAL)"
         case .lookup: "lookup by ID, read firstName (fresh context)"

@@ -1,0 +1,110 @@
+// The file-system operations around the store file, behind the same seam as
+// the file's own reads and writes.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How ``FileSystem/open(_:_:)`` opens a file.
+enum FileOpenMode: Sendable, Hashable {
+    case readOnly
+    case readWrite
+    /// Create a new file with these permissions, failing if one exists.
+    case createExclusive(permissions: mode_t)
+}
+
+/// Everything LogStore does to the file system besides reading and writing
+/// an open file (that is ``FileIO``): opening and creating files, renames
+/// and links, removing, fsyncing a directory, and asking what a path names.
+///
+/// The journal, the snapshot and compaction go through it, so a test can
+/// fail any call or cut the power between any two of them (the test
+/// implementation lives with the tests); ``SystemFileSystem`` makes the
+/// system calls.
+protocol FileSystem: Sendable {
+    /// Opens `path`; the file reports itself as `reportingAs` when given.
+    func open(_ path: String, _ mode: FileOpenMode, reportingAs name: String?) throws(LogStoreError) -> any FileIO
+    /// Whether `path` names anything.
+    func exists(_ path: String) -> Bool
+    /// The device and inode `path` names now, nil when nothing.
+    func identity(ofPath path: String) -> FileIdentity?
+    /// Renames `source` over `destination`, atomically.
+    func rename(_ source: String, to destination: String) throws(LogStoreError)
+    /// Makes `destination` a second name of `source`; false when
+    /// `destination` already exists (another creator won).
+    func link(_ source: String, to destination: String) throws(LogStoreError) -> Bool
+    /// Removes `path` if it exists.
+    func remove(_ path: String)
+    /// fsyncs the directory holding `path`, so a create, link or rename in
+    /// it survives a power cut.
+    func synchronizeDirectory(of path: String) throws(LogStoreError)
+    /// The names in `directory`, or none when it cannot be read.
+    func names(inDirectory directory: String) -> [String]
+}
+
+extension FileSystem {
+    func open(_ path: String, _ mode: FileOpenMode) throws(LogStoreError) -> any FileIO {
+        try open(path, mode, reportingAs: nil)
+    }
+}
+
+/// The file system through system calls.
+struct SystemFileSystem: FileSystem {
+    func open(_ path: String, _ mode: FileOpenMode, reportingAs name: String?) throws(LogStoreError) -> any FileIO {
+        try SystemFile(path: path, mode: mode, reportingAs: name)
+    }
+
+    func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    func identity(ofPath path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    func rename(_ source: String, to destination: String) throws(LogStoreError) {
+        guard Glibc.rename(source, destination) == 0 else { throw SystemFile.error(errno, "rename", path: source) }
+    }
+
+    func link(_ source: String, to destination: String) throws(LogStoreError) -> Bool {
+        if Glibc.link(source, destination) == 0 { return true }
+        let code = errno
+        if code == EEXIST { return false }
+        throw SystemFile.error(code, "link", path: destination)
+    }
+
+    func remove(_ path: String) { unlink(path) }
+
+    func synchronizeDirectory(of path: String) throws(LogStoreError) {
+        let directory = Self.parentDirectory(of: path)
+        let fd = retryingOnInterrupt { Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { throw SystemFile.error(errno, "open directory", path: directory) }
+        defer { _ = Glibc.close(fd) }
+        guard fsync(fd) == 0 else { throw SystemFile.error(errno, "fsync directory", path: directory) }
+    }
+
+    func names(inDirectory directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// The directory part of `path`: "." for a bare name, "/" for "/name".
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = String(path[..<slash])
+        return parent.isEmpty ? "/" : parent
+    }
+}
