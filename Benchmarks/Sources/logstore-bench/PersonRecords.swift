@@ -119,7 +119,17 @@ struct PeopleDataSet {
     func remove(_ context: BenchmarkContext) {
         database.remove()
         context.scratch.remove(storePath)
-        for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqlitePath + suffix) }
+        SQLiteFiles.remove(sqlitePath)
+    }
+}
+
+/// The files of a SQLite database in WAL mode: the database, its
+/// write-ahead log and its shared-memory index.
+enum SQLiteFiles {
+    static func paths(of path: String) -> [String] { ["", "-wal", "-shm"].map { path + $0 } }
+
+    static func remove(_ path: String) {
+        for file in paths(of: path) { unlink(file) }
     }
 }
 
@@ -187,8 +197,8 @@ final class GRDBPeople {
     /// The database's files on disk, after a checkpoint moves the WAL into it.
     func fileSize() throws -> Int {
         try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        return ["", "-wal", "-shm"].reduce(0) { total, suffix in
-            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int) ?? 0)
+        return SQLiteFiles.paths(of: path).reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         }
     }
 
@@ -210,6 +220,6 @@ final class GRDBPeople {
 
     func remove() {
         close()
-        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        SQLiteFiles.remove(path)
     }
 }

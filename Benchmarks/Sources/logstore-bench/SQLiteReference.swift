@@ -51,6 +51,6 @@ final class SQLiteCommitter {
     /// Closes the database and removes its files.
     func remove() throws {
         try queue.close()
-        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        SQLiteFiles.remove(path)
     }
 }

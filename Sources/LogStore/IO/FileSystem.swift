@@ -50,6 +50,16 @@ extension FileSystem {
     func open(_ path: String, _ mode: FileOpenMode) throws(LogStoreError) -> any FileIO {
         try open(path, mode, reportingAs: nil)
     }
+
+    /// The files beside `path` named `PATH.<marker>-<suffix>` (temporary
+    /// files of a creation or a compaction), as their paths and suffixes.
+    func temporaries(of path: String, marker: String) -> [(path: String, suffix: Substring)] {
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".\(marker)-"
+        let directory = SystemFileSystem.parentDirectory(of: path)
+        return names(inDirectory: directory).filter { $0.hasPrefix(prefix) }.map { name in
+            (directory + "/" + name, name.dropFirst(prefix.count))
+        }
+    }
 }
 
 /// The file system through system calls.

@@ -318,13 +318,9 @@ public final class Journal: Sendable {
     /// linking them into place (their process no longer exists). They hold
     /// only a header, never data.
     private static func removeAbandonedCreations(of path: String, on fileSystem: any FileSystem) {
-        let prefix = URL(fileURLWithPath: path).lastPathComponent + ".creating-"
-        let directory = SystemFileSystem.parentDirectory(of: path)
-        for name in fileSystem.names(inDirectory: directory) where name.hasPrefix(prefix) {
-            guard let pid = pid_t(name.dropFirst(prefix.count)) else { continue }
-            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) {
-                fileSystem.remove(directory + "/" + name)
-            }
+        for (file, suffix) in fileSystem.temporaries(of: path, marker: "creating") {
+            guard let pid = pid_t(suffix) else { continue }
+            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) { fileSystem.remove(file) }
         }
     }
 

@@ -95,9 +95,7 @@ enum Compaction {
     /// store's lock, so no compaction of it is running, and any such file
     /// was left by one that died before its rename.
     static func removeAbandonedFiles(of path: String, on fileSystem: any FileSystem) {
-        let prefix = URL(fileURLWithPath: path).lastPathComponent + ".compacting-"
-        let directory = SystemFileSystem.parentDirectory(of: path)
-        for name in fileSystem.names(inDirectory: directory) where name.hasPrefix(prefix) { fileSystem.remove(directory + "/" + name) }
+        for (file, _) in fileSystem.temporaries(of: path, marker: "compacting") { fileSystem.remove(file) }
     }
 }
 

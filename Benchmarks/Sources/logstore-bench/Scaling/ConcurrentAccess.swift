@@ -118,8 +118,7 @@ struct ConcurrentAccess {
             throw BenchmarkError("\(store) holds \(after) people after \(saves) saves on \(before), not \(before + saves)")
         }
         let lookups = Double(counts.perThread.dropFirst().reduce(0, +))
-        var digest = ResultDigest()
-        digest.add(Int64(after))
+        let digest = ResultDigest(count: after)
         return (CaseRun(work: lookups, operations: lookups, seconds: counts.seconds, digest: digest),
                 CaseRun(work: Double(saves), operations: Double(saves), seconds: counts.seconds, digest: digest))
     }

@@ -53,7 +53,7 @@ struct InventoryMix {
         let sqlitePath = context.scratch.freshPath("inventory-\(size).sqlite")
         defer {
             context.scratch.remove(storePath)
-            for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqlitePath + suffix) }
+            SQLiteFiles.remove(sqlitePath)
         }
         do {
             let store = try Store(path: storePath, model: model, options: JournalOptions(compaction: .manual))

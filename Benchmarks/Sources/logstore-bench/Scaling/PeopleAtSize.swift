@@ -47,7 +47,7 @@ struct PeopleAtSize {
     func run(into report: inout ScalingReport) throws {
         defer {
             context.scratch.remove(storePath)
-            for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqlitePath + suffix) }
+            SQLiteFiles.remove(sqlitePath)
         }
         report.memory.append(try buildDataSets())
         report.rows.append(try openAndQuery())
@@ -112,21 +112,15 @@ struct PeopleAtSize {
                 let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
                 defer { store.close() }
                 return try CaseRun.timed(work: work, { try PersonModel.insert(people, into: store) },
-                                         digest: { try Self.countDigest(store.newContext().count("Person")) })
+                                         digest: { try ResultDigest(count: store.newContext().count("Person")) })
             },
             sqlite: {
                 let database = try GRDBPeople(path: context.scratch.freshPath("bulk.sqlite"), synchronousFull: true, indexingAge: true)
                 defer { database.remove() }
                 return try CaseRun.timed(work: work, { try database.insertWithStatement(people) },
-                                         digest: { try Self.countDigest(database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
+                                         digest: { try ResultDigest(count: database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
             })
         return row(.bulkInsert, runs)
-    }
-
-    private static func countDigest(_ count: Int) -> ResultDigest {
-        var digest = ResultDigest()
-        digest.add(Int64(count))
-        return digest
     }
 
     // MARK: - Reads
@@ -227,11 +221,11 @@ struct PeopleAtSize {
         let matches = Double(people.count { (100...200).contains($0.age) })
         let runs = try sideBySide(.count).run(
             logStore: {
-                try CaseRun.repeated(work: matches, for: minimumSample) { Self.countDigest(try store.newContext().count(for: request)) }
+                try CaseRun.repeated(work: matches, for: minimumSample) { ResultDigest(count: try store.newContext().count(for: request)) }
             },
             sqlite: {
                 try CaseRun.repeated(work: matches, for: minimumSample) {
-                    Self.countDigest(try database.writer.read { db in
+                    ResultDigest(count: try database.writer.read { db in
                         try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM person WHERE age BETWEEN 100 AND 200")) ?? -1
                     })
                 }
@@ -263,7 +257,7 @@ struct PeopleAtSize {
                     try objects.save()
                 }, digest: { _ in
                     let fresh = store.newContext()
-                    return Self.countDigest(updating
+                    return ResultDigest(count: updating
                         ? try fresh.count(for: FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 1000")))
                         : try fresh.count("Person"))
                 })
@@ -279,7 +273,7 @@ struct PeopleAtSize {
                         for key in keys { try statement.execute(arguments: [key]) }
                     }
                 }, digest: { _ in
-                    Self.countDigest(try database.writer.read { db in
+                    ResultDigest(count: try database.writer.read { db in
                         try Int.fetchOne(db, sql: updating ? "SELECT COUNT(*) FROM person WHERE age = 1000" : "SELECT COUNT(*) FROM person") ?? -1
                     })
                 })
@@ -304,7 +298,7 @@ struct PeopleAtSize {
         let storeCopy = try copied(storePath), sqliteCopy = try copied(sqlitePath)
         defer {
             context.scratch.remove(storeCopy)
-            for suffix in ["", "-wal", "-shm"] { context.scratch.remove(sqliteCopy + suffix) }
+            SQLiteFiles.remove(sqliteCopy)
         }
         let saves = context.scaled(full: 1_000, quick: 200)
         let newPeople = PersonValues.make(saves, seed: 8_003, ages: 1000)
@@ -317,14 +311,14 @@ struct PeopleAtSize {
                     let objects = store.newContext()
                     return try CaseRun.timed(work: Double(saves), operations: Double(saves), {
                         for values in newPeople { try PersonModel.insert([values], into: objects) }
-                    }, digest: { _ in Self.countDigest(try store.newContext().count("Person")) })
+                    }, digest: { _ in ResultDigest(count: try store.newContext().count("Person")) })
                 },
                 sqlite: {
                     let database = try GRDBPeople(path: sqliteCopy, synchronousFull: durable)
                     defer { database.close() }
                     return try CaseRun.timed(work: Double(saves), operations: Double(saves), {
                         for values in newPeople { try database.writer.write { db in try GRDBPeople.insert(CollectionOfOne(values), db) } }
-                    }, digest: { _ in Self.countDigest(try database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
+                    }, digest: { _ in ResultDigest(count: try database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
                 })
             rows.append(row(workload, runs))
         }

@@ -14,6 +14,11 @@ struct ResultDigest: Hashable, Sendable, Codable, CustomStringConvertible {
         for key in keys.sorted() { add(key) }
     }
 
+    /// A digest of one number: a count, when that is the whole answer.
+    init(count: Int) {
+        add(Int64(count))
+    }
+
     /// Adds one value; the order of `add` calls matters.
     mutating func add(_ value: Int64) {
         count += 1
