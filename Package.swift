@@ -47,9 +47,18 @@ let package = Package(
             dependencies: ["LogStore"],
             path: "Tests/CrashChild"
         ),
+        // The fuzz targets (Fuzz/README.md): what each does with an input,
+        // and the one executable that runs them. scripts/fuzz builds it with
+        // libFuzzer; built plainly, it replays input files.
+        .target(
+            name: "LogStoreFuzzTargets",
+            dependencies: ["LogStore"],
+            path: "Fuzz/Targets"
+        ),
+        .executableTarget(name: "logstore-fuzz", dependencies: ["LogStoreFuzzTargets"], path: "Fuzz/Entry"),
         .testTarget(
             name: "LogStoreTests",
-            dependencies: ["LogStore", "InventoryExample", "logstore-crash-child", "logstore-tool"]
+            dependencies: ["LogStore", "InventoryExample", "LogStoreFuzzTargets", "logstore-crash-child", "logstore-tool"]
         ),
     ],
     swiftLanguageModes: [.v6]

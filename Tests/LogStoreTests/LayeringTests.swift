@@ -22,8 +22,7 @@ struct LayeringTests {
     @Test("No layer names a type from a layer above it", arguments: forbidden.map(\.folder))
     func lowerLayersDoNotReachUp(folder: String) throws {
         let names = Self.forbidden.first { $0.folder == folder }!.names
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let directory = root.appendingPathComponent("Sources/LogStore/\(folder)")
+        let directory = PackageRoot.url.appendingPathComponent("Sources/LogStore/\(folder)")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
         #expect(!files.isEmpty, "no sources found in \(directory.path)")
         for file in files {

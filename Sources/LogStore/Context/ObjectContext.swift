@@ -38,6 +38,10 @@ public final class ObjectContext {
     private var changed: [ManagedObject] = []
     /// Errors from subscript writes, which cannot throw; the next save reports them.
     private var misuse: [LogStoreError] = []
+    /// Changed objects the save being prepared writes nothing for (only a
+    /// derived side of a relationship changed): the store keeps their
+    /// record's version, so the context must too.
+    private var unwrittenInSave: Set<ObjectIdentifier> = []
 
     init(store: Store) { self.store = store }
 
@@ -505,6 +509,7 @@ public final class ObjectContext {
         var problems = misuse
         var changes: [SlotChange] = []
         var versions: [ObjectID: UInt64] = [:]
+        unwrittenInSave = []
         for object in inserted where !object.isDeleted {
             let values = storedAttributes(of: object, problems: &problems)
             object.savingStored = values
@@ -526,7 +531,10 @@ public final class ObjectContext {
                 let index = slot - entity.attributes.count
                 return entity.relationships[index].isStored ? (slot, storedLink(of: object, index: index)) : nil
             }
-            guard !slots.isEmpty else { continue }
+            guard !slots.isEmpty else {
+                unwrittenInSave.insert(ObjectIdentifier(object))
+                continue
+            }
             changes.append(.update(entity: entity, key: object.objectID.key, slots: slots))
             if let version = object.version { versions[object.objectID] = version }
         }
@@ -591,8 +599,10 @@ public final class ObjectContext {
         }
         for object in changed where !object.isDeleted {
             object.isTracked = false
-            Self.markSaved(object, version: changes.sequence)
+            let wroteNothing = !unwrittenInSave.isEmpty && unwrittenInSave.contains(ObjectIdentifier(object))
+            Self.markSaved(object, version: wroteNothing ? object.version : changes.sequence)
         }
+        unwrittenInSave = []
         inserted = []
         deletedObjects = [:]
         changed = []
@@ -600,7 +610,7 @@ public final class ObjectContext {
     }
 
     /// Makes what a save wrote the object's committed state.
-    private static func markSaved(_ object: ManagedObject, version: UInt64) {
+    private static func markSaved(_ object: ManagedObject, version: UInt64?) {
         object.committedStored = object.savingStored ?? object.committedStored
         object.savingStored = nil
         object.committedLinks = object.links

@@ -44,6 +44,10 @@ protocol FileSystem: Sendable {
     func synchronizeDirectory(of path: String) throws(LogStoreError)
     /// The names in `directory`, or none when it cannot be read.
     func names(inDirectory directory: String) -> [String]
+    /// The file `path` names when it is a symbolic link, else `path`: a
+    /// compaction renames its new file over the real file, never over a
+    /// link (which would turn the link into a copy and strand the file).
+    func resolvingSymbolicLink(_ path: String) -> String
 }
 
 extension FileSystem {
@@ -98,6 +102,13 @@ struct SystemFileSystem: FileSystem {
         guard fd >= 0 else { throw SystemFile.error(errno, "open directory", path: directory) }
         defer { _ = Glibc.close(fd) }
         guard fsync(fd) == 0 else { throw SystemFile.error(errno, "fsync directory", path: directory) }
+    }
+
+    func resolvingSymbolicLink(_ path: String) -> String {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     func names(inDirectory directory: String) -> [String] {

@@ -213,7 +213,7 @@ public enum StoreInspector {
             store = try Store(recordedModelAt: path, options: JournalOptions(access: .readOnly, createIfMissing: false, compaction: .manual))
         } catch {
             if error.kind == .modelMismatch {
-                report.notes.append("the file records no model (it was written with the Journal API), so relationships and indexes were not checked")
+                report.notes.append("the file records no model (it was written with the Journal API, or a Store's first save never completed), so relationships and indexes were not checked")
             } else {
                 report.problems.append(VerificationProblem(offset: error.offset ?? offset, frameNumber: error.frameNumber ?? 0, message: error.message))
             }

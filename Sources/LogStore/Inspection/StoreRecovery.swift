@@ -54,8 +54,11 @@ extension StoreInspector {
     ///   no usable store precedes the damage: restore a backup); `.io`,
     ///   `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func recover(path: String, to output: String) throws(LogStoreError) -> StoreRecovery {
-        guard !SystemFileSystem().exists(output) else {
-            throw LogStoreError(.invalidArgument, "\(output) exists; recover writes a new file: choose another name or remove it first", path: output)
+        // lstat: a link, even one pointing nowhere, is never written through.
+        var info = stat()
+        if lstat(output, &info) == 0 {
+            let what = info.st_mode & S_IFMT == S_IFLNK ? "is a symbolic link, which recover never writes through" : "exists"
+            throw LogStoreError(.invalidArgument, "\(output) \(what); recover writes a new file: choose another name or remove it first", path: output)
         }
         return try withFile(path) { (file, header, size) throws(LogStoreError) in
             var origin = TailOrigin(file: file)

@@ -70,6 +70,9 @@ public final class Journal: Sendable {
             }
             try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()), on: fileSystem)
         }
+        // The store is the file a link points to: its compactions write and
+        // rename next to that file, and the link stays a link.
+        let path = fileSystem.resolvingSymbolicLink(path)
         var attempts = 0
         while true {
             let file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite)

@@ -170,7 +170,14 @@ extension Store {
         let (indexOffset, tailStart) = try writer.finish(
             header: journal.header, schema: [UInt8](storedSchema.encoded()), dictionary: point.dictionary,
             symbols: point.names, indexes: written.indexSections(), pointers: written.pointerSections())
-        // Read back what was written, checksums and all, before trusting it.
+        // Read back what was written, checksums and all, before trusting it:
+        // the header (a rename of a file whose header did not land whole
+        // would leave a store that cannot be opened), then the snapshot.
+        let headerBack = try file.read(count: FileLayout.headerSize, at: 0)
+        let newHeader = try headerBack.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: temporary) }
+        guard newHeader.snapshotIndexOffset == indexOffset, newHeader.storeID == journal.header.storeID else {
+            throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
+        }
         let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity)
         let origin = try TailOrigin(file: file, after: snapshot, index: index)
         try checkOpen()

@@ -23,7 +23,7 @@ extension Store {
         let model: Model
         do throws(LogStoreError) {
             guard let schema = try Store.recordedSchema(in: journal) else {
-                throw LogStoreError(.modelMismatch, "\(path) records no model: it was written with the Journal API, not through a Store, so its records have no entities to read; inspect its frames with \"logstore-tool info\" and \"logstore-tool history\"", path: path)
+                throw LogStoreError(.modelMismatch, "\(path) records no model: it was written with the Journal API, not through a Store, or the first save of a Store never completed, so its records have no entities to read; inspect its frames with \"logstore-tool info\" and \"logstore-tool history\"", path: path)
             }
             model = try Model(recorded: schema, path: path)
         } catch {

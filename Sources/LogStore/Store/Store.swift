@@ -126,6 +126,10 @@ public final class Store: Sendable {
                 }
                 state.settleIndexes()
             }
+            // Replaying an update reads its record's snapshot block; a block
+            // that failed to read leaves that record incomplete, so the open
+            // fails rather than hand out a store that would refuse saves.
+            try journal.snapshot?.checkReadable()
         } catch {
             journal.close()
             throw error

@@ -17,6 +17,10 @@ struct Compact: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func run() throws {
+        // The tool writes through a symbolic link only saying so.
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: common.file) {
+            FileHandle.standardError.write(Data("note: \(common.file) is a symbolic link to \(target); compacting that file, and the link stays as it is\n".utf8))
+        }
         let store = try openStore(common.file, writing: true)
         defer { store.close() }
         let display = ProgressDisplay()

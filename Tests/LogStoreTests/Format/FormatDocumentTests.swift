@@ -153,13 +153,7 @@ extension FormatDocumentTests {
     /// FORMAT.md, found from this file's path, and the blocks between its markers.
     enum Document {
         static func text() throws -> String {
-            var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                let parent = directory.deletingLastPathComponent()
-                guard parent.path != directory.path else { throw DocumentProblem("no Package.swift above \(#filePath)") }
-                directory = parent
-            }
-            return try String(contentsOf: directory.appendingPathComponent("FORMAT.md"), encoding: .utf8)
+            try String(contentsOf: PackageRoot.url.appendingPathComponent("FORMAT.md"), encoding: .utf8)
         }
 
         /// The text between `<!-- KIND:begin NAME -->` and `<!-- KIND:end NAME -->`.

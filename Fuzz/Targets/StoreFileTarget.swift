@@ -1,0 +1,82 @@
+// Fuzz target: arbitrary bytes as a store file, through everything that
+// reads one: the tool's info and verify, a read-only open with the model the
+// file records, a read-write open that salvages, and recover.
+
+import Foundation
+import LogStore
+
+enum StoreFileTarget {
+    /// A directory of this process's own, in memory where the system has
+    /// one, so that each input costs no disk I/O.
+    static let directory: String = {
+        let parent = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        let directory = parent + "/logstore-fuzz-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }()
+
+    static func run(_ bytes: UnsafeRawBufferPointer) {
+        let path = directory + "/input.logstore"
+        clear()
+        defer { clear() }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            fatalError("cannot write the fuzz input to \(path)")
+        }
+        _ = try? StoreInspector.info(path: path)
+        _ = try? StoreInspector.verify(path: path)
+        readEverything(path, options: JournalOptions(access: .readOnly, createIfMissing: false))
+
+        // Recovery must always produce a store that verifies and opens.
+        let recovered = directory + "/recovered.logstore"
+        if (try? StoreInspector.recover(path: path, to: recovered)) != nil {
+            mustBeSound(recovered, "the output of recover")
+        }
+
+        // So must an open that salvages, on what it leaves behind.
+        let salvage = JournalOptions(createIfMissing: false, recoveryMode: .salvage, compaction: .manual)
+        if readEverything(path, options: salvage) {
+            mustBeSound(path, "a store after an open with salvage")
+        }
+    }
+
+    /// Opens the store with the model it records and reads every value of
+    /// every record; returns whether it opened.
+    @discardableResult
+    static func readEverything(_ path: String, options: JournalOptions) -> Bool {
+        guard let store = try? Store(recordedModelAt: path, options: options) else { return false }
+        defer { store.close() }
+        let context = store.newContext()
+        for entity in store.model.entities {
+            guard let objects = try? context.fetchAll(entity.name) else { continue }
+            for object in objects {
+                for attribute in entity.attributes { _ = try? object.value(forKey: attribute.name) }
+                for relationship in entity.relationshipDefinitions { _ = try? object.value(forKey: relationship.name) }
+            }
+        }
+        return true
+    }
+
+    static func mustBeSound(_ path: String, _ what: String) {
+        let report: VerificationReport
+        do { report = try StoreInspector.verify(path: path) } catch { fatalError("\(what) does not verify: \(error)") }
+        precondition(report.isValid, "\(what) has problems: \(report.problems)")
+        let readOnly = JournalOptions(access: .readOnly, createIfMissing: false)
+        do {
+            try Store(recordedModelAt: path, options: readOnly).close()
+            precondition(readEverything(path, options: readOnly), "\(what) opens once but not twice")
+        } catch where error.kind == .modelMismatch && (try? StoreInspector.info(path: path)).map({ $0.frameCount == 0 && $0.snapshot == nil }) == true {
+            // Sound, and empty: the damage took the first save, which
+            // carried the model, so there is no model to open it with.
+        } catch {
+            fatalError("\(what) does not open: \(error)")
+        }
+    }
+
+    /// Removes everything an input left: the copy, recover's output, and
+    /// the `.damaged-OFFSET` copies a salvage makes.
+    static func clear() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            unlink(directory + "/" + name)
+        }
+    }
+}

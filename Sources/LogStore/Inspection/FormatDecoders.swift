@@ -1,0 +1,184 @@
+// Each decoder of the file format, callable on arbitrary bytes, for the fuzz
+// targets (Fuzz/) and their regression tests. Not part of the public API.
+
+import Foundation
+
+/// Runs one decoder of the file format on arbitrary bytes.
+///
+/// A decoder must throw on bad input: never trap, read outside its buffer,
+/// loop, or allocate more than the bytes it was given justify. Where one
+/// succeeds, what it decoded must survive a round trip: encoded and decoded
+/// again, it encodes to the same bytes. A broken round trip is a bug that
+/// would corrupt data on the next write, so it traps, and the fuzzer records
+/// the input.
+@_spi(Fuzzing)
+public enum FormatDecoders {
+    /// The structures a fuzz input can be decoded as; the input's first byte
+    /// picks one (modulo the number of cases).
+    public enum Structure: UInt8, CaseIterable, Sendable {
+        /// A run of values (FORMAT.md §5.2), each round-tripped.
+        case values
+        /// A transaction payload: declarations, then changes (§5.1); the
+        /// full decode and open's check must agree, and the changes round-trip.
+        case transaction
+        /// An LZ4 block: two bytes of declared size (in units of 16 bytes),
+        /// then the block. Also compresses the bytes and checks they come back.
+        case lz4Block
+        /// The 64-byte file header (§3), round-tripped.
+        case fileHeader
+        /// A 40-byte frame header (§4).
+        case frameHeader
+        /// The stored model (§6).
+        case schema
+        /// A snapshot index payload (§11), round-tripped.
+        case snapshotIndex
+    }
+
+    /// Decodes `input` after its first byte as the structure the first byte names.
+    public static func decode(_ input: UnsafeRawBufferPointer) {
+        guard let first = input.first else { return }
+        let structure = Structure.allCases[Int(first) % Structure.allCases.count]
+        decode(UnsafeRawBufferPointer(rebasing: input.dropFirst()), as: structure)
+    }
+
+    /// Decodes `bytes` as `structure`, trapping only on a broken round trip.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, as structure: Structure) {
+        switch structure {
+        case .values: values(bytes)
+        case .transaction: transaction(bytes)
+        case .lz4Block: lz4Block(bytes)
+        case .fileHeader: fileHeader(bytes)
+        case .frameHeader: frameHeader(bytes)
+        case .schema: _ = try? StoredSchema.decode(Data(bytes), path: "fuzz input")
+        case .snapshotIndex: snapshotIndex(bytes)
+        }
+    }
+
+    /// Seed inputs for every structure, taken from a real store file's
+    /// bytes (its header, and each frame's header and payload) and from the
+    /// model it was written with. Each seed starts with its structure's byte.
+    public static func seeds(fromStore file: [UInt8], model: Model) -> [[UInt8]] {
+        var seeds: [[UInt8]] = []
+        func seed(_ structure: Structure, _ bytes: some Sequence<UInt8>) { seeds.append([structure.rawValue] + bytes) }
+        seed(.fileHeader, file.prefix(FileLayout.headerSize))
+        seed(.schema, StoredSchema(model).encoded())
+        var offset = FileLayout.headerSize
+        while offset + FrameLayout.headerSize <= file.count {
+            let headerBytes = Array(file[offset..<offset + FrameLayout.headerSize])
+            guard case .success(let header) = headerBytes.withUnsafeBytes(FrameHeader.parse) else { break }
+            let end = offset + FrameLayout.headerSize + Int(header.storedSize)
+            guard end <= file.count else { break }
+            let stored = Array(file[offset + FrameLayout.headerSize..<end])
+            seed(.frameHeader, file[offset..<end])
+            offset = end
+            var raw = stored
+            switch header.codec {
+            case .raw: break
+            case .lz4BlockWithDictionary: continue
+            case .lz4Block:
+                let size = Int(header.rawSize)
+                seed(.lz4Block, [UInt8(truncatingIfNeeded: size >> 4), UInt8(truncatingIfNeeded: size >> 12)] + stored)
+                raw = [UInt8](repeating: 0, count: size)
+                let decompressed: Void? = stored.withUnsafeBytes { source in raw.withUnsafeMutableBytes { try? LZ4.decompress(source, into: $0) } }
+                guard decompressed != nil else { continue }
+            }
+            switch header.kind {
+            case .transaction where !header.carriesDictionary:
+                seed(.transaction, raw)
+                var symbols = SymbolTable()
+                let changes = raw.withUnsafeBytes { bytes -> [RecordChange] in
+                    var reader = ByteReader(bytes)
+                    guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return [] }
+                    return (try? TransactionPayload.readChanges(from: &reader, symbols: symbols)) ?? []
+                }
+                var values = ByteWriter()
+                for case .insert(_, let fields) in changes { for field in fields { values.append(field.value) } }
+                if !values.bytes.isEmpty { seed(.values, values.bytes) }
+            case .snapshotIndex:
+                seed(.snapshotIndex, raw)
+            default:
+                break
+            }
+        }
+        return seeds
+    }
+
+    private static func values(_ bytes: UnsafeRawBufferPointer) {
+        var reader = ByteReader(bytes)
+        while !reader.isAtEnd, let value = try? reader.readValue() {
+            var first = ByteWriter()
+            first.append(value)
+            let again = first.bytes.withUnsafeBytes { raw in
+                var reader = ByteReader(raw)
+                return try? reader.readValue()
+            }
+            var second = ByteWriter()
+            if let again { second.append(again) }
+            precondition(again != nil && first.bytes == second.bytes, "value \(value) does not survive a round trip")
+        }
+    }
+
+    private static func transaction(_ bytes: UnsafeRawBufferPointer) {
+        var symbols = SymbolTable()
+        var reader = ByteReader(bytes)
+        guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return }
+        var checker = reader
+        let checked = (try? TransactionPayload.checkChanges(from: &checker, symbols: symbols)) != nil
+        let changes = try? TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        precondition(checked == (changes != nil), "checking a payload's changes and decoding them disagree")
+        guard let changes else { return }
+        func encode(_ changes: [RecordChange]) -> [UInt8] {
+            var writer = ByteWriter()
+            TransactionPayload.encode(changes, declaring: symbols.names[...], into: &writer)
+            return writer.bytes
+        }
+        let encoded = encode(changes)
+        let decodedAgain = encoded.withUnsafeBytes { raw -> [RecordChange]? in
+            var reader = ByteReader(raw)
+            var symbols = SymbolTable()
+            guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return nil }
+            return try? TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        }
+        precondition(decodedAgain.map(encode) == encoded, "a transaction payload does not survive a round trip")
+    }
+
+    private static func lz4Block(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 2 else { return }
+        // At most 1 MiB: the declared size of a real frame is bounded by what
+        // LZ4 can expand its stored bytes to, checked before this is reached.
+        let declared = Int(bytes[0]) << 4 | Int(bytes[1]) << 12
+        let block = UnsafeRawBufferPointer(rebasing: bytes.dropFirst(2))
+        var output = [UInt8](repeating: 0, count: declared)
+        output.withUnsafeMutableBytes { destination in _ = try? LZ4.decompress(block, into: destination) }
+
+        var compressed = [UInt8](repeating: 0, count: LZ4.compressBound(block.count))
+        let size = compressed.withUnsafeMutableBytes { LZ4.compress(block, into: $0) }
+        guard size > 0 else { return }
+        var restored = [UInt8](repeating: 0, count: block.count)
+        let back: Void? = compressed.prefix(size).withUnsafeBytes { source in
+            restored.withUnsafeMutableBytes { destination in try? LZ4.decompress(source, into: destination) }
+        }
+        precondition(back != nil && restored.elementsEqual(block), "LZ4 does not give back the \(block.count) bytes it compressed")
+    }
+
+    private static func fileHeader(_ bytes: UnsafeRawBufferPointer) {
+        guard let header = try? FileHeader.decode(bytes, path: "fuzz input") else { return }
+        let encoded = header.encoded()
+        let again = encoded.withUnsafeBytes { try? FileHeader.decode($0, path: "fuzz input") }
+        precondition(again?.encoded() == encoded, "a file header does not survive a round trip")
+    }
+
+    private static func frameHeader(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= FrameLayout.headerSize else { return }
+        let header = UnsafeRawBufferPointer(rebasing: bytes.prefix(FrameLayout.headerSize))
+        _ = FrameHeader.parse(header)
+        _ = FrameHeader.checksumMatches(header: header, payload: UnsafeRawBufferPointer(rebasing: bytes.dropFirst(FrameLayout.headerSize)))
+    }
+
+    private static func snapshotIndex(_ bytes: UnsafeRawBufferPointer) {
+        guard let index = try? SnapshotIndex(decoding: bytes) else { return }
+        let encoded = index.encoded().bytes
+        let again = encoded.withUnsafeBytes { try? SnapshotIndex(decoding: $0) }
+        precondition(again?.encoded().bytes == encoded, "a snapshot index does not survive a round trip")
+    }
+}

@@ -1,0 +1,466 @@
+// An in-memory file system that fails any call on command and loses power
+// the ways a real disk and kernel may: the test side of the I/O seam.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+@testable import LogStore
+
+/// A ``FileSystem`` held in memory, for fault-injection and power-cut tests.
+///
+/// It keeps two views of everything, as a kernel over a disk does: what reads
+/// see now, and what would survive a power cut. File contents become durable
+/// only through ``FileIO/synchronize()``, and names (creates, links, renames,
+/// removals) only through ``FileSystem/synchronizeDirectory(of:)``.
+///
+/// Every call that can fail is counted, in the order made, from the moment
+/// the disk is armed (``arm(failing:with:)``); the armed call fails with the
+/// chosen ``Fault``. ``afterPowerCut(_:seed:)`` gives a new disk holding
+/// what a power cut would leave: the old one, and any store still using it,
+/// carry on untouched, so one run can be cut several ways.
+///
+/// Safe from several threads at once: one lock guards all of it.
+final class SimulatedDisk: FileSystem, @unchecked Sendable {
+    /// How an armed call fails.
+    enum Fault: Hashable, CustomStringConvertible, Sendable {
+        /// The call fails with this errno and changes nothing.
+        case error(Int32)
+        /// A write lands only in part, then fails with ENOSPC (a full disk).
+        case shortWrite
+        /// A write reports success but lands only in part (a lying disk).
+        case lyingWrite
+
+        var description: String {
+            switch self {
+            case .error(let code): code == ENOSPC ? "ENOSPC" : code == EIO ? "EIO" : "errno \(code)"
+            case .shortWrite: "short write"
+            case .lyingWrite: "lying write"
+            }
+        }
+
+        /// The faults worth trying on a call of this name.
+        static func applicable(to call: String) -> [Fault] {
+            call == "write" ? [.error(EIO), .error(ENOSPC), .shortWrite, .lyingWrite] : [.error(EIO)]
+        }
+    }
+
+    /// What survives a power cut of what was not yet made durable.
+    enum PowerCut: String, CaseIterable, Sendable {
+        /// Every unsynced write and name change is lost.
+        case loseUnsynced = "unsynced lost"
+        /// Unsynced writes land in the order made, up to a random one that
+        /// is torn at a random byte; name changes land up to a random one.
+        case tornInOrder = "torn in order"
+        /// Each unsynced write lands whole, torn, or not at all, whatever
+        /// the order (the kernel writes pages back in any order).
+        case reordered = "reordered"
+    }
+
+    private enum Change {
+        case write(offset: Int, bytes: [UInt8])
+        case truncate(Int)
+    }
+
+    private final class Inode {
+        /// What a power cut cannot take.
+        var durable: [UInt8] = []
+        /// What reads see.
+        var current: [UInt8] = []
+        /// Changes since the last successful sync, in order.
+        var pending: [Change] = []
+        /// Changes a failed sync may have dropped: as Linux does, a later
+        /// sync succeeds without writing them, so they never become durable.
+        var doomed = 0
+        var permissions: mode_t = 0o644
+        var lockHolder: ObjectIdentifier?
+
+        func copy() -> Inode {
+            let copy = Inode()
+            copy.durable = durable
+            copy.current = current
+            copy.permissions = permissions
+            return copy
+        }
+    }
+
+    private enum NameChange {
+        case set(String, Int)
+        case remove(String)
+    }
+
+    private let lock = NSLock()
+    private var inodes: [Int: Inode] = [:]
+    private var names: [String: Int] = [:]
+    private var durableNames: [String: Int] = [:]
+    private var pendingNames: [NameChange] = []
+    private var nextInode = 1
+    private var callLog: [String] = []
+    private var armed: (call: Int, fault: Fault)?
+    private var firedFault = false
+
+    init() {}
+
+    // MARK: - Arming and counting
+
+    /// Starts counting calls from zero; the `call`-th from now fails with
+    /// `fault` (none when nil).
+    func arm(failing call: Int? = nil, with fault: Fault = .error(EIO)) {
+        lock.withLock {
+            callLog = []
+            armed = call.map { ($0, fault) }
+            firedFault = false
+        }
+    }
+
+    /// The calls counted since ``arm(failing:with:)``, by name, in order.
+    var calls: [String] { lock.withLock { callLog } }
+
+    /// Whether the armed fault has happened.
+    var faultFired: Bool { lock.withLock { firedFault } }
+
+    /// Counts a call; returns the fault to apply to it, if it is the armed one.
+    /// Runs `body` under the disk's lock, keeping its typed error.
+    fileprivate func locked<T>(_ body: () throws(LogStoreError) -> T) throws(LogStoreError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    private func count(_ call: String) -> Fault? {
+        callLog.append(call)
+        guard let armed, armed.call == callLog.count else { return nil }
+        firedFault = true
+        return armed.fault
+    }
+
+    private func fail(_ call: String, _ path: String, _ fault: Fault) -> LogStoreError {
+        if case .error(let code) = fault { return SystemFile.error(code, call, path: path) }
+        return SystemFile.error(ENOSPC, call, path: path)
+    }
+
+    // MARK: - Power
+
+    /// A new disk holding what a power cut now would leave, chosen by `seed`
+    /// where the cut leaves a choice.
+    func afterPowerCut(_ cut: PowerCut, seed: UInt64) -> SimulatedDisk {
+        lock.withLock {
+            var random = JournalFixtures.SeededGenerator(seed: seed)
+            let disk = SimulatedDisk()
+            disk.nextInode = nextInode
+            for (number, inode) in inodes {
+                let survivor = Inode()
+                survivor.permissions = inode.permissions
+                var contents = inode.durable
+                let candidates = inode.pending.dropFirst(inode.doomed)
+                switch cut {
+                case .loseUnsynced:
+                    break
+                case .tornInOrder:
+                    let landed = Int(random.next() % UInt64(candidates.count + 1))
+                    for (index, change) in candidates.enumerated() where index <= landed {
+                        Self.apply(change, to: &contents, keeping: index == landed ? Self.tear(change, &random) : nil)
+                    }
+                case .reordered:
+                    for change in candidates {
+                        switch random.next() % 3 {
+                        case 0: Self.apply(change, to: &contents)
+                        case 1: Self.apply(change, to: &contents, keeping: Self.tear(change, &random))
+                        default: break
+                        }
+                    }
+                }
+                survivor.durable = contents
+                survivor.current = contents
+                disk.inodes[number] = survivor
+            }
+            var survivingNames = durableNames
+            if cut != .loseUnsynced {
+                // A rename, link or removal is atomic, and the directory's
+                // journal keeps them in order: some prefix of them landed.
+                let landed = Int(random.next() % UInt64(pendingNames.count + 1))
+                for change in pendingNames.prefix(landed) { Self.apply(change, to: &survivingNames) }
+            }
+            disk.names = survivingNames
+            disk.durableNames = survivingNames
+            return disk
+        }
+    }
+
+    /// A copy of this disk as it is, as if every change had been made durable.
+    func copy() -> SimulatedDisk {
+        lock.withLock {
+            let disk = SimulatedDisk()
+            disk.nextInode = nextInode
+            for (number, inode) in inodes {
+                let copy = inode.copy()
+                copy.durable = inode.current
+                disk.inodes[number] = copy
+            }
+            disk.names = names
+            disk.durableNames = names
+            return disk
+        }
+    }
+
+    /// Applies `change`; a write lands only its first `keeping` bytes when given.
+    private static func apply(_ change: Change, to contents: inout [UInt8], keeping: Int? = nil) {
+        switch change {
+        case .truncate(let size):
+            if size < contents.count { contents.removeLast(contents.count - size) } else { contents += [UInt8](repeating: 0, count: size - contents.count) }
+        case .write(let offset, let bytes):
+            write(Array(bytes.prefix(keeping ?? bytes.count)), at: offset, into: &contents)
+        }
+    }
+
+    /// Where a torn write stops: a random byte of it.
+    private static func tear(_ change: Change, _ random: inout JournalFixtures.SeededGenerator) -> Int {
+        guard case .write(_, let bytes) = change else { return 0 }
+        return Int(random.next() % UInt64(bytes.count + 1))
+    }
+
+    private static func apply(_ change: NameChange, to names: inout [String: Int]) {
+        switch change {
+        case .set(let name, let inode): names[name] = inode
+        case .remove(let name): names[name] = nil
+        }
+    }
+
+    private static func write(_ bytes: [UInt8], at offset: Int, into contents: inout [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        if contents.count < offset + bytes.count { contents += [UInt8](repeating: 0, count: offset + bytes.count - contents.count) }
+        contents.replaceSubrange(offset..<offset + bytes.count, with: bytes)
+    }
+
+    private func changeName(_ change: NameChange) {
+        Self.apply(change, to: &names)
+        pendingNames.append(change)
+    }
+
+    // MARK: - Inspection
+
+    /// The bytes of the file `path` names now.
+    func contents(of path: String) -> [UInt8]? {
+        lock.withLock { names[path].flatMap { inodes[$0]?.current } }
+    }
+
+    /// Replaces the contents of the file `path` names, durably (a test
+    /// setting up damage); creates it when missing.
+    func setContents(of path: String, to bytes: [UInt8]) {
+        lock.withLock {
+            let number = names[path] ?? { defer { nextInode += 1 }; return nextInode }()
+            let inode = inodes[number] ?? Inode()
+            inode.current = bytes
+            inode.durable = bytes
+            inode.pending = []
+            inode.doomed = 0
+            inodes[number] = inode
+            names[path] = number
+            durableNames[path] = number
+        }
+    }
+
+    /// The permissions of the file `path` names.
+    func permissions(of path: String) -> mode_t? {
+        lock.withLock { names[path].flatMap { inodes[$0]?.permissions } }
+    }
+
+    /// Every name in the directory now, sorted.
+    var allNames: [String] { lock.withLock { names.keys.sorted() } }
+
+    // MARK: - FileSystem
+
+    func open(_ path: String, _ mode: FileOpenMode, reportingAs name: String?) throws(LogStoreError) -> any FileIO {
+        try locked { () throws(LogStoreError) -> any FileIO in
+            if let fault = count("open") { throw fail("open", name ?? path, fault) }
+            switch mode {
+            case .readOnly, .readWrite:
+                guard let number = names[path] else { throw SystemFile.error(ENOENT, "open", path: name ?? path) }
+                return SimulatedFile(disk: self, inode: number, path: name ?? path, writable: mode == .readWrite)
+            case .createExclusive(let permissions):
+                guard names[path] == nil else { throw SystemFile.error(EEXIST, "open", path: path) }
+                let inode = Inode()
+                inode.permissions = permissions
+                let number = nextInode
+                nextInode += 1
+                inodes[number] = inode
+                changeName(.set(path, number))
+                return SimulatedFile(disk: self, inode: number, path: path, writable: true)
+            }
+        }
+    }
+
+    func exists(_ path: String) -> Bool { lock.withLock { names[path] != nil } }
+
+    func identity(ofPath path: String) -> FileIdentity? {
+        lock.withLock { names[path].map { FileIdentity(device: 1, inode: UInt64($0)) } }
+    }
+
+    func rename(_ source: String, to destination: String) throws(LogStoreError) {
+        try locked { () throws(LogStoreError) in
+            if let fault = count("rename") { throw fail("rename", source, fault) }
+            guard let number = names[source] else { throw SystemFile.error(ENOENT, "rename", path: source) }
+            changeName(.remove(source))
+            changeName(.set(destination, number))
+        }
+    }
+
+    func link(_ source: String, to destination: String) throws(LogStoreError) -> Bool {
+        try locked { () throws(LogStoreError) -> Bool in
+            if let fault = count("link") { throw fail("link", destination, fault) }
+            guard let number = names[source] else { throw SystemFile.error(ENOENT, "link", path: source) }
+            guard names[destination] == nil else { return false }
+            changeName(.set(destination, number))
+            return true
+        }
+    }
+
+    func remove(_ path: String) {
+        lock.withLock {
+            if names[path] != nil { changeName(.remove(path)) }
+        }
+    }
+
+    func synchronizeDirectory(of path: String) throws(LogStoreError) {
+        try locked { () throws(LogStoreError) in
+            if let fault = count("fsync directory") { throw fail("fsync directory", path, fault) }
+            durableNames = names
+            pendingNames = []
+        }
+    }
+
+    func names(inDirectory directory: String) -> [String] {
+        lock.withLock {
+            let prefix = directory + "/"
+            return names.keys.filter { $0.hasPrefix(prefix) && !$0.dropFirst(prefix.count).contains("/") }.map { String($0.dropFirst(prefix.count)) }
+        }
+    }
+
+    func resolvingSymbolicLink(_ path: String) -> String { path }
+
+    // MARK: - Files
+
+    /// One open file of the disk; its calls go through the disk's lock and count.
+    final class SimulatedFile: FileIO, @unchecked Sendable {
+        let disk: SimulatedDisk
+        let inode: Int
+        let path: String
+        let writable: Bool
+        private var isClosed = false
+
+        fileprivate init(disk: SimulatedDisk, inode: Int, path: String, writable: Bool) {
+            self.disk = disk
+            self.inode = inode
+            self.path = path
+            self.writable = writable
+        }
+
+        private func checkOpen(_ call: String) throws(LogStoreError) {
+            if isClosed { throw SystemFile.error(EBADF, call, path: path) }
+        }
+
+        func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int {
+            try disk.locked { () throws(LogStoreError) -> Int in
+                try checkOpen("read")
+                if let fault = disk.count("read") { throw disk.fail("read", path, fault) }
+                let contents = disk.inodes[inode]!.current
+                guard offset < contents.count else { return 0 }
+                let count = min(buffer.count, contents.count - Int(offset))
+                contents.withUnsafeBytes { source in
+                    buffer.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: count)
+                }
+                return count
+            }
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError) {
+            try disk.locked { () throws(LogStoreError) in
+                try checkOpen("write")
+                guard writable else { throw SystemFile.error(EBADF, "write", path: path) }
+                var landing = Array(bytes)
+                let fault = disk.count("write")
+                switch fault {
+                case .error(let code)?: throw SystemFile.error(code, "write", path: path, offset: offset)
+                case .shortWrite?, .lyingWrite?: landing = Array(landing.prefix(landing.count / 2))
+                case nil: break
+                }
+                let file = disk.inodes[inode]!
+                SimulatedDisk.write(landing, at: Int(offset), into: &file.current)
+                if !landing.isEmpty { file.pending.append(.write(offset: Int(offset), bytes: landing)) }
+                if fault == .shortWrite { throw SystemFile.error(ENOSPC, "write", path: path, offset: offset + UInt64(landing.count)) }
+            }
+        }
+
+        func synchronize() throws(LogStoreError) {
+            try disk.locked { () throws(LogStoreError) in
+                try checkOpen("fdatasync")
+                let file = disk.inodes[inode]!
+                if let fault = disk.count("fdatasync") {
+                    // The kernel may have dropped the dirty pages and
+                    // forgotten the error: they are never written now.
+                    file.doomed = file.pending.count
+                    throw disk.fail("fdatasync", path, fault)
+                }
+                var durable = file.durable
+                for change in file.pending.dropFirst(file.doomed) { SimulatedDisk.apply(change, to: &durable) }
+                // Doomed changes stay out of the durable bytes for good.
+                file.durable = file.doomed == 0 ? file.current : durable
+                file.pending = []
+                file.doomed = 0
+            }
+        }
+
+        func size() throws(LogStoreError) -> UInt64 {
+            try disk.locked { () throws(LogStoreError) -> UInt64 in
+                try checkOpen("fstat")
+                if let fault = disk.count("fstat") { throw disk.fail("fstat", path, fault) }
+                return UInt64(disk.inodes[inode]!.current.count)
+            }
+        }
+
+        func truncate(to size: UInt64) throws(LogStoreError) {
+            try disk.locked { () throws(LogStoreError) in
+                try checkOpen("truncate")
+                if let fault = disk.count("truncate") { throw disk.fail("truncate", path, fault) }
+                let file = disk.inodes[inode]!
+                SimulatedDisk.apply(.truncate(Int(size)), to: &file.current)
+                file.pending.append(.truncate(Int(size)))
+            }
+        }
+
+        func close() {
+            disk.lock.withLock {
+                guard !isClosed else { return }
+                isClosed = true
+                if disk.inodes[inode]?.lockHolder == ObjectIdentifier(self) { disk.inodes[inode]?.lockHolder = nil }
+            }
+        }
+
+        func lockExclusively() throws(LogStoreError) {
+            try disk.locked { () throws(LogStoreError) in
+                try checkOpen("flock")
+                if let fault = disk.count("flock") { throw disk.fail("flock", path, fault) }
+                let file = disk.inodes[inode]!
+                if let holder = file.lockHolder, holder != ObjectIdentifier(self) {
+                    throw LogStoreError(.storeLocked, "\(path) is locked by this process (simulated disk)", path: path)
+                }
+                file.lockHolder = ObjectIdentifier(self)
+            }
+        }
+
+        func identity() throws(LogStoreError) -> FileIdentity {
+            try disk.locked { () throws(LogStoreError) -> FileIdentity in
+                try checkOpen("fstat")
+                return FileIdentity(device: 1, inode: UInt64(inode))
+            }
+        }
+
+        func reopenForReading() throws(LogStoreError) -> any FileIO {
+            try disk.locked { () throws(LogStoreError) -> any FileIO in
+                try checkOpen("open")
+                if let fault = disk.count("open") { throw disk.fail("open", path, fault) }
+                return SimulatedFile(disk: disk, inode: inode, path: path, writable: false)
+            }
+        }
+    }
+}

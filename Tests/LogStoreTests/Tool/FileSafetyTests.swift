@@ -1,0 +1,96 @@
+// Who can read a store file, and where LogStore writes: files are created
+// owner-only unless the app asks otherwise, and neither a compaction nor the
+// tool writes through a symbolic link without saying so.
+
+import Foundation
+import Testing
+import LogStore
+
+@Suite("File permissions and symbolic links")
+struct FileSafetyTests {
+    static let model: Model = try! Model {
+        Entity("Note") { Attribute("text", .string) }
+    }
+
+    static func makeStore(_ path: String, options: JournalOptions = JournalOptions(), notes: Int = 20) throws {
+        let store = try Store(path: path, model: model, options: options)
+        let context = store.newContext()
+        for index in 0..<notes {
+            let note = try context.insert("Note")
+            note["text"] = "note \(index)"
+            try context.save()
+        }
+        store.close()
+    }
+
+    static func permissions(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber).intValue
+    }
+
+    static func notes(_ path: String) throws -> Int {
+        let store = try Store(path: path, model: model)
+        defer { store.close() }
+        return try store.newContext().fetchAll("Note").count
+    }
+
+    @Test("A new store file is owner-only (0600); an app can ask for other permissions")
+    func permissionsOfNewFiles() throws {
+        try withTemporaryDirectory { directory in
+            try Self.makeStore(directory + "/private.logstore")
+            #expect(try Self.permissions(directory + "/private.logstore") == 0o600)
+            // The compacted file that replaces it is owner-only too.
+            let store = try Store(path: directory + "/private.logstore", model: Self.model)
+            try store.compact()
+            store.close()
+            #expect(try Self.permissions(directory + "/private.logstore") == 0o600)
+
+            try Self.makeStore(directory + "/shared.logstore", options: JournalOptions(filePermissions: 0o640))
+            #expect(try Self.permissions(directory + "/shared.logstore") == 0o640)
+        }
+    }
+
+    @Test("A compaction of a store opened through a symbolic link rewrites the file it points to; the link stays")
+    func compactionThroughALink() throws {
+        try withTemporaryDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+            let target = directory + "/data/real.logstore", link = directory + "/link.logstore"
+            try Self.makeStore(target)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+            let store = try Store(path: link, model: Self.model)
+            try store.compact()
+            store.close()
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+            #expect(try StoreInspector.info(path: target).snapshot != nil)
+            #expect(try Self.notes(link) == 20)
+            // Nothing was left beside the link.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).sorted() == ["data", "link.logstore"])
+        }
+    }
+
+    @Test("logstore-tool compact says when the store is a symbolic link, and keeps the link")
+    func toolCompactThroughALink() throws {
+        try withTemporaryDirectory { directory in
+            let target = directory + "/real.logstore", link = directory + "/link.logstore"
+            try Self.makeStore(target)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+            let run = try Executables.run("logstore-tool", ["compact", link])
+            #expect(run.status == 0, "\(run.errorOutput)")
+            #expect(run.errorOutput.contains("\(link) is a symbolic link to \(target)"), "\(run.errorOutput)")
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+            #expect(try StoreInspector.info(path: target).snapshot != nil)
+        }
+    }
+
+    @Test("logstore-tool recover never writes through a symbolic link, even one that points nowhere")
+    func recoverRefusesALink() throws {
+        try withTemporaryDirectory { directory in
+            let store = directory + "/store.logstore", output = directory + "/out.logstore", elsewhere = directory + "/elsewhere.logstore"
+            try Self.makeStore(store)
+            try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: elsewhere)
+            let run = try Executables.run("logstore-tool", ["recover", store, "--output", output])
+            #expect(run.status != 0)
+            #expect(run.errorOutput.contains("symbolic link"), "\(run.errorOutput)")
+            #expect(!FileManager.default.fileExists(atPath: elsewhere))
+        }
+    }
+}
