@@ -171,9 +171,12 @@ public final class Store: Sendable {
 
     /// Closes the file, after a compaction under way stops (its new file is
     /// removed; the store stays as it was). Saves after this fail with `.closed`.
+    /// The store also lets go of its ``mainContext`` (which holds the store),
+    /// so both are freed once the app lets go of them.
     public func close() {
         compactions.close()
         journal.close()
+        mainContextBox.release()
     }
 
     // MARK: - Contexts
@@ -358,18 +361,38 @@ public final class Store: Sendable {
     }
 }
 
-/// Holds the main actor's context, made on first use.
-@MainActor
-final class MainContextBox: Sendable {
+/// Holds the main actor's context, made on first use, until the store closes.
+///
+/// The context holds its store, so holding the context here is a cycle:
+/// ``Store/close()`` lets go of it, or neither would ever be freed.
+/// `@unchecked Sendable`: the context is made and used on the main actor
+/// only; `close()`, from any thread, only drops the reference, under the lock.
+final class MainContextBox: @unchecked Sendable {
+    private let lock = NSLock()
     private var context: ObjectContext?
+    private var isReleased = false
 
-    nonisolated init() {}
+    init() {}
 
-    func context(for store: Store) -> ObjectContext {
-        if let context { return context }
-        let made = ObjectContext(store: store)
-        context = made
-        return made
+    @MainActor func context(for store: Store) -> ObjectContext {
+        lock.withLock {
+            if let context { return context }
+            let made = ObjectContext(store: store)
+            // After close, a context is still handed out (its saves fail
+            // with .closed), but not kept, so no cycle forms again.
+            if !isReleased { context = made }
+            return made
+        }
+    }
+
+    /// Lets go of the main context; the last reference may free it here,
+    /// outside the lock.
+    func release() {
+        let dropped = lock.withLock {
+            defer { context = nil; isReleased = true }
+            return context
+        }
+        withExtendedLifetime(dropped) {}
     }
 }
 

@@ -219,6 +219,30 @@ struct ContextRulesTests {
         }
     }
 
+    @Test("A closed store is freed with its contexts, the main context included")
+    @MainActor
+    func closedStoreIsFreed() throws {
+        // The main context holds its store and the store holds its main
+        // context: until close() let go of it, that cycle kept both alive.
+        weak var released: Store?
+        weak var mainContext: ObjectContext?
+        weak var background: ObjectContext?
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/freed.logstore", model: try Company.model())
+            let office = try store.mainContext.insert("Office")
+            office["city"] = "Oslo"
+            try store.mainContext.save()
+            let other = store.newContext()
+            #expect(try other.fetchAll("Office").count == 1)
+            released = store
+            mainContext = store.mainContext
+            background = other
+            store.close()
+        }
+        #expect(released == nil, "the store outlived its close and every reference to it")
+        #expect(mainContext == nil && background == nil)
+    }
+
     @Test("A save notifies observers; another context merges it on request")
     func notifications() throws {
         try withStore(try Company.model()) { store, _ in
