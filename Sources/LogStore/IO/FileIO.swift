@@ -49,12 +49,14 @@ extension FileIO {
     }
 
     /// Copies the bytes `range` of this file to `destination`, starting at
-    /// `offset` there, in chunks of a few MiB.
+    /// `offset` there, in chunks of a few MiB; throws if the file ends first.
     func copy(_ range: Range<UInt64>, to destination: any FileIO, at offset: UInt64) throws(LogStoreError) {
         var position = range.lowerBound
         while position < range.upperBound {
             let chunk = try read(count: Int(min(UInt64(4 << 20), range.upperBound - position)), at: position)
-            guard !chunk.isEmpty else { break }
+            guard !chunk.isEmpty else {
+                throw LogStoreError(.io, "\(path) ended at offset \(position) while bytes up to \(range.upperBound) were being copied from it", path: path, offset: position)
+            }
             try chunk.withBytes { (raw) throws(LogStoreError) in try destination.write(raw, at: offset + position - range.lowerBound) }
             position += UInt64(chunk.count)
         }

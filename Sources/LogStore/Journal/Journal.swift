@@ -311,10 +311,11 @@ public final class Journal: Sendable {
         }
         try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
         try file.synchronize()
-        // false: another opener created it first; open theirs.
-        if try fileSystem.link(temporary, to: path) {
-            try fileSystem.synchronizeDirectory(of: path)
-        }
+        // false: another opener created it first; open theirs. Either way
+        // the name is made durable before the file is used: the other
+        // creator may not have fsynced the directory yet.
+        _ = try fileSystem.link(temporary, to: path)
+        try fileSystem.synchronizeDirectory(of: path)
     }
 
     /// Removes `PATH.creating-PID` files left by creators that died before

@@ -34,6 +34,8 @@ final class JournalWriter: @unchecked Sendable {
     // `syncedSequence` are durable, and one committer at a time flushes.
     private var writtenSequence: UInt64
     private var syncedSequence: UInt64
+    /// Where the frames the last successful fsync covered end.
+    private var syncedEnd: UInt64
     private var isSyncing = false
     /// A leader is waiting for more frames before its flush; writers wake it.
     private var isGathering = false
@@ -70,6 +72,7 @@ final class JournalWriter: @unchecked Sendable {
         self.nextSequence = lastSequence + 1
         self.writtenSequence = lastSequence
         self.syncedSequence = lastSequence
+        self.syncedEnd = endOffset
         self.symbols = symbols
         self.dictionary = dictionary
         flushed = Monitor.Condition(monitor)
@@ -114,6 +117,7 @@ final class JournalWriter: @unchecked Sendable {
                 failure = failure ?? doubt
             } else {
                 syncedSequence = writtenSequence
+                syncedEnd = newEnd
             }
             flushed.broadcast()
             return old
@@ -166,7 +170,7 @@ final class JournalWriter: @unchecked Sendable {
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }
         } catch {
-            failure = error
+            fail(error)
             throw error
         }
         endOffset += UInt64(frameBuffer.count)
@@ -249,11 +253,36 @@ final class JournalWriter: @unchecked Sendable {
         do throws(LogStoreError) {
             try file.synchronize()
         } catch {
-            failure = error
+            fail(error)
             throw error
         }
         counters.syncs += 1
         syncedSequence = max(syncedSequence, sequence)
+        syncedEnd = endOffset
+    }
+
+    /// Stops writes after a failed write or fsync, and cuts the file back to
+    /// what is known to be on disk: the end of the last successful fsync
+    /// (under `.deferredToOS`, which never fsyncs, the end of the last whole
+    /// frame). What is cut was never acknowledged. Without the cut, a
+    /// reopen would read those frames from the page cache, where Linux
+    /// keeps pages it failed to write but marks clean, so they never reach
+    /// the disk: saves acknowledged after the reopen would stand behind a
+    /// hole after a power cut. If the cut fails too, writes stay refused.
+    private func fail(_ error: LogStoreError) {
+        if failure == nil { failure = error }
+        let keep = durability == .deferredToOS ? endOffset : syncedEnd
+        do throws(LogStoreError) {
+            try file.truncate(to: keep)
+            try file.synchronize()
+            endOffset = keep
+            if durability != .deferredToOS {
+                writtenSequence = syncedSequence
+                nextSequence = syncedSequence + 1
+            }
+        } catch {
+            // The reopen finds what the file holds, as after a crash.
+        }
     }
 
     /// Waits, with the lock held, until a flush covers `sequence`.
@@ -273,7 +302,7 @@ final class JournalWriter: @unchecked Sendable {
             }
             isSyncing = true
             if window > .zero { gather(until: .monotonic(after: window.timeInterval)) }
-            let target = writtenSequence
+            let target = writtenSequence, targetEnd = endOffset
             // A compaction replaces the file only while no flush is under way.
             let syncing = file
             monitor.unlock()
@@ -285,8 +314,9 @@ final class JournalWriter: @unchecked Sendable {
                 counters.syncs += 1
                 lastBatchSize = max(1, target - syncedSequence)
                 syncedSequence = max(syncedSequence, target)
+                syncedEnd = max(syncedEnd, targetEnd)
             case .failure(let error):
-                if failure == nil { failure = error }
+                fail(error)
             }
             flushed.broadcast()
         }

@@ -23,6 +23,14 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [Any?]
     private var nextArgument = 0
+    /// How deep the parentheses, NOTs and lists around the current token go.
+    private var depth = 0
+
+    /// The deepest nesting a format string may have. Each level is a
+    /// recursive call, so without a bound a hostile string of a few hundred
+    /// '{' or '(' overflows the stack (found by fuzzing); no real predicate
+    /// comes near it.
+    static let maximumDepth = 100
 
     init(_ format: String, arguments: [Any?]) throws(LogStoreError) {
         var lexer = PredicateLexer(format)
@@ -32,6 +40,16 @@ struct PredicateParser {
 
     static func error(_ message: String, column: Int) -> LogStoreError {
         LogStoreError(.invalidPredicate, "\(message) at column \(column)", column: column)
+    }
+
+    /// Runs `body` one level deeper, or fails at the token that goes too deep.
+    private mutating func nested<T>(_ body: (inout PredicateParser) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
+        guard depth < Self.maximumDepth else {
+            throw Self.error("the predicate nests parentheses, NOTs and lists more than \(Self.maximumDepth) deep", column: current.column)
+        }
+        depth += 1
+        defer { depth -= 1 }
+        return try body(&self)
     }
 
     mutating func parse() throws(LogStoreError) -> ObjectPredicate {
@@ -93,15 +111,22 @@ struct PredicateParser {
     }
 
     private mutating func parseNot() throws(LogStoreError) -> ObjectPredicate {
-        if take(keyword: "NOT") || take(symbol: "!") { return .not(try parseNot()) }
+        if isKeyword("NOT") || isSymbol("!") {
+            return .not(try nested { (parser) throws(LogStoreError) in
+                parser.advance()
+                return try parser.parseNot()
+            })
+        }
         return try parsePrimary()
     }
 
     private mutating func parsePrimary() throws(LogStoreError) -> ObjectPredicate {
         if isSymbol("(") {
             let open = current
-            advance()
-            let inner = try parseOr()
+            let inner = try nested { (parser) throws(LogStoreError) in
+                parser.advance()
+                return try parser.parseOr()
+            }
             guard take(symbol: ")") else {
                 throw Self.error("expected ')' to close the '(' at column \(open.column), not '\(current.text)',", column: current.column)
             }
@@ -229,14 +254,16 @@ struct PredicateParser {
                 throw Self.error("expected a number after '-'", column: current.column)
             }
         case .symbol("{"):
-            advance()
-            var items: [PredicateExpression] = []
-            if take(symbol: "}") { return .list(items) }
-            repeat {
-                items.append(try parseExpression(after: items.isEmpty ? "{" : ","))
-            } while take(symbol: ",")
-            try expect(symbol: "}", "',' or '}' in the list")
-            return .list(items)
+            return try nested { (parser) throws(LogStoreError) in
+                parser.advance()
+                var items: [PredicateExpression] = []
+                if parser.take(symbol: "}") { return .list(items) }
+                repeat {
+                    items.append(try parser.parseExpression(after: items.isEmpty ? "{" : ","))
+                } while parser.take(symbol: ",")
+                try parser.expect(symbol: "}", "',' or '}' in the list")
+                return .list(items)
+            }
         case .argument(let letter):
             advance()
             let argument = try takeArgument(token)

@@ -661,6 +661,12 @@ extension PredicateLanguage {
 extension PredicateLanguage {
     static let malformed: [BadCase] = [
         bad("age >== 3", column: 6, "expected a value after '>='"),
+        // Nesting past the limit (found by fuzzing: a few hundred '{'
+        // overflowed the stack); the column is the opening that goes too deep.
+        bad(String(repeating: "(", count: 101) + "age == 1" + String(repeating: ")", count: 101), column: 100, "nests parentheses, NOTs and lists more than 100 deep"),
+        bad(String(repeating: "NOT ", count: 101) + "age == 1", column: 400, "nests parentheses, NOTs and lists more than 100 deep"),
+        bad("age IN " + String(repeating: "{", count: 101) + "1" + String(repeating: "}", count: 101), column: 107, "nests parentheses, NOTs and lists more than 100 deep"),
+        bad(String(repeating: "{", count: 600), column: 100, "nests parentheses, NOTs and lists more than 100 deep"),
         bad("", column: 0, "expected a comparison"),
         bad("   ", column: 3, "expected a comparison"),
         bad("age ==", column: 6, "expected a value after '=='"),
@@ -785,6 +791,16 @@ struct PredicateLanguageTests {
             #expect(error.message.contains(item.message), "\"\(item.format)\": \(error.message)")
             #expect(error.message.hasSuffix("at column \(item.column)"), "\"\(item.format)\": \(error.message)")
         }
+    }
+
+    @Test("Nesting up to the limit parses and evaluates: 100 parentheses, 100 NOTs, lists 100 deep")
+    func nestingAtTheLimit() throws {
+        let depth = 100
+        let parenthesized = try ObjectPredicate(String(repeating: "(", count: depth) + "age == 1" + String(repeating: ")", count: depth))
+        #expect(parenthesized == (try ObjectPredicate("age == 1")))
+        let negated = try ObjectPredicate(String(repeating: "NOT ", count: depth) + "age == 1")
+        #expect(try ObjectPredicate(negated.description) == negated, "it prints as a string that parses back to it")
+        _ = try ObjectPredicate("age IN " + String(repeating: "{", count: depth) + "1" + String(repeating: "}", count: depth))
     }
 
     @Test("'age >== 3' names the operator and column 6")

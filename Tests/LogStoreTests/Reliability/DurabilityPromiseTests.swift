@@ -16,10 +16,11 @@ struct DurabilityPromiseTests {
     /// Opens what a power cut left. Strict first; `.salvage` where the mode
     /// allows a hole among unsynced frames (the README says when).
     static func reopen(_ disk: SimulatedDisk, salvageAllowed: Bool, _ what: String) throws -> Store? {
+        // Never createIfMissing: a lost file name must fail, not open empty.
         do {
-            return try Fixture.open(disk)
+            return try Fixture.open(disk, JournalOptions(createIfMissing: false, compaction: .manual))
         } catch where salvageAllowed && error.kind == .corruptFrame {
-            return try Fixture.open(disk, JournalOptions(recoveryMode: .salvage, compaction: .manual))
+            return try Fixture.open(disk, JournalOptions(createIfMissing: false, recoveryMode: .salvage, compaction: .manual))
         } catch {
             Issue.record("\(what): the store does not open: \(error)")
             return nil

@@ -88,26 +88,45 @@ struct FaultInjectionTests {
     /// Power cuts to try after each case: every kind, two seeds each.
     static let cuts: [(SimulatedDisk.PowerCut, UInt64)] = SimulatedDisk.PowerCut.allCases.flatMap { cut in [(cut, UInt64(1)), (cut, UInt64(2))] }
 
+    /// How a case's power cuts may end, besides every promise kept.
+    struct Allowance {
+        /// A hole among unsynced frames (group commit: several frames are
+        /// unsynced at once, and the disk may keep a later one only):
+        /// strict open refuses it, and salvage keeps what precedes it.
+        var salvage = false
+        /// A lying write: only the saves acknowledged before it are
+        /// promised, and the damage it left may keep the store from opening
+        /// at all (a compaction's lost header), as long as it says so.
+        var promisedBeforeLie: Set<Int>?
+    }
+
+    /// Tallies over a test's cases, for its line of the matrix.
+    struct Tally {
+        var cuts = 0, salvaged = 0, lostToLies = 0
+    }
+
     /// After a power cut: the store opens and holds every acknowledged save
     /// and nothing partial, and takes a new save.
-    ///
-    /// A lying write (success reported, half landed) breaks the frame it
-    /// carried, and no store can keep a save the disk lied about: with
-    /// `promisedBeforeLie` given, only the saves acknowledged before the
-    /// lie must be there. The damage may be a torn tail (cut off at open) or
-    /// sit before later frames: then the store refuses to open as corrupt,
-    /// and opens with salvage.
-    static func checkAfterPowerCuts(_ disk: SimulatedDisk, _ ledger: Ledger, promisedBeforeLie: Set<Int>?, _ context: String) throws {
+    static func checkAfterPowerCuts(_ disk: SimulatedDisk, _ ledger: Ledger, _ allowance: Allowance, _ context: String, _ tally: inout Tally) throws {
         for (cut, seed) in cuts {
             let after = disk.afterPowerCut(cut, seed: seed)
             let what = "\(context), then a power cut (\(cut.rawValue), seed \(seed))"
             var ledger = ledger
-            if let promisedBeforeLie { ledger.acknowledged = promisedBeforeLie }
+            if let promised = allowance.promisedBeforeLie { ledger.acknowledged = promised }
+            tally.cuts += 1
+            // Never createIfMissing: a lost file name must fail, not open empty.
+            let strict = JournalOptions(createIfMissing: false, compaction: .manual)
             let store: Store
             do {
-                store = try open(after)
-            } catch where promisedBeforeLie != nil && error.kind == .corruptFrame {
-                store = try open(after, JournalOptions(recoveryMode: .salvage, compaction: .manual))
+                store = try open(after, strict)
+            } catch where error.kind == .corruptFrame && (allowance.salvage || allowance.promisedBeforeLie != nil) {
+                var salvage = strict
+                salvage.recoveryMode = .salvage
+                store = try open(after, salvage)
+                tally.salvaged += 1
+            } catch where allowance.promisedBeforeLie != nil && [.corruptHeader, .corruptSnapshot].contains(error.kind) {
+                tally.lostToLies += 1
+                continue
             } catch {
                 Issue.record("\(what): the store does not open: \(error)")
                 continue
@@ -120,14 +139,6 @@ struct FaultInjectionTests {
         }
     }
 
-    /// One line of the injection matrix, printed with the test's output.
-    static func report(_ operation: String, calls: [String], cases: Int, unreached: Int) {
-        var tally: [String: Int] = [:]
-        for call in calls { tally[call, default: 0] += 1 }
-        let kinds = tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        print("fault injection: \(operation): \(calls.count) I/O calls (\(kinds)), \(cases) faults injected, each followed by \(cuts.count) power cuts and a reopen, all passed" + (unreached > 0 ? " (\(unreached) more not reached: that run's flushes grouped into fewer calls)" : ""))
-    }
-
     /// A disk, the store open on it (none for an open under test), and
     /// what the store must hold.
     struct Scene {
@@ -136,11 +147,18 @@ struct FaultInjectionTests {
         var ledger: Ledger
     }
 
-    /// Runs `operation` once per (call, fault) on a fresh `setUp()` scene;
-    /// `operation` returns whether it reported success. `afterFailure`
-    /// checks what the store does next, before the power cuts.
+    /// The matrix for one operation: for each I/O call it makes, on a fresh
+    /// `setUp()` scene each time,
+    /// - the power cut just before that call, the operation running on;
+    /// - that call failed in each way it can fail, then what the store does
+    ///   next (`afterwards`), then the power cut.
+    /// After each, three kinds of cut, two seeds each, and a reopen.
+    ///
+    /// `operation` returns whether it reported success. `callsVary`: threads
+    /// decide how many calls there are and in what order, so a case whose
+    /// call did not come, or came as another kind, is counted as unreached.
     static func inject(
-        _ name: String, callsVary: Bool = false, setUp: () throws -> Scene,
+        _ name: String, callsVary: Bool = false, holes: Bool = false, setUp: () throws -> Scene,
         operation: (inout Scene) -> Bool,
         afterwards: (inout Scene, _ succeeded: Bool) -> Void = { _, _ in }
     ) throws {
@@ -151,29 +169,61 @@ struct FaultInjectionTests {
         dry.store?.close()
         #expect(!calls.isEmpty)
 
-        var cases = 0, unreached = 0
+        var tally = Tally()
+        var faults = 0, cutsBefore = 0, unreached = 0
+        var reachedKinds: Set<String> = []
         for (index, call) in calls.enumerated() {
+            // The power cut just before the call.
+            var scene = try setUp()
+            let promised = scene.ledger.acknowledged
+            scene.disk.arm(cuttingPowerBefore: index + 1)
+            _ = operation(&scene)
+            if let before = scene.disk.stateBeforeCut, scene.disk.armedCall == call {
+                cutsBefore += 1
+                var ledger = scene.ledger
+                ledger.acknowledged = promised
+                try checkAfterPowerCuts(before, ledger, Allowance(salvage: holes), "\(name) cut before call \(index + 1) (\(call))", &tally)
+            } else {
+                #expect(callsVary, "\(name): call \(index + 1) (\(call)) never came")
+                unreached += 1
+            }
+            scene.store?.close()
+
+            // The call failed, each way it can fail.
             for fault in SimulatedDisk.Fault.applicable(to: call) {
-                cases += 1
                 var scene = try setUp()
                 let acknowledgedBefore = scene.ledger.acknowledged
                 scene.disk.arm(failing: index + 1, with: fault)
                 let succeeded = operation(&scene)
                 let context = "\(name) with call \(index + 1) (\(call)) failing by \(fault)"
-                if !scene.disk.faultFired {
-                    // Only where threads decide how many calls there are.
-                    #expect(callsVary, "\(context): the call was never made")
+                guard scene.disk.armedCall == call else {
+                    #expect(callsVary, "\(context): the call never came")
                     unreached += 1
-                } else if fault != .lyingWrite {
+                    scene.store?.close()
+                    continue
+                }
+                faults += 1
+                reachedKinds.insert(call)
+                let lied = fault == .lyingWrite
+                if !lied {
                     #expect(!succeeded, "\(context): reported success")
                 }
                 scene.disk.arm()
                 afterwards(&scene, succeeded)
-                try checkAfterPowerCuts(scene.disk, scene.ledger, promisedBeforeLie: fault == .lyingWrite ? acknowledgedBefore : nil, context)
+                var allowance = Allowance(salvage: holes)
+                if lied { allowance.promisedBeforeLie = acknowledgedBefore }
+                try checkAfterPowerCuts(scene.disk, scene.ledger, allowance, context, &tally)
                 scene.store?.close()
             }
         }
-        report(name, calls: calls, cases: cases - unreached, unreached: unreached)
+        #expect(reachedKinds == Set(calls), "\(name): some kinds of call were never failed: \(Set(calls).subtracting(reachedKinds).sorted())")
+        var kinds: [String: Int] = [:]
+        for call in calls { kinds[call, default: 0] += 1 }
+        let listed = kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        print("fault injection: \(name): \(calls.count) I/O calls (\(listed)); \(cutsBefore) power cuts just before a call and \(faults) faults at one, each followed by \(cuts.count) power cuts and a reopen: \(tally.cuts) reopens, every promise kept"
+            + (tally.salvaged > 0 ? "; \(tally.salvaged) needed salvage (a hole among unsynced frames, or a lie)" : "")
+            + (tally.lostToLies > 0 ? "; \(tally.lostToLies) found the damage a lying write left and refused to open" : "")
+            + (unreached > 0 ? "; \(unreached) cases not reached (threads grouped the calls differently)" : ""))
     }
 
     /// A disk holding a store with `saves` acknowledged saves, open.
@@ -195,7 +245,7 @@ struct FaultInjectionTests {
         #expect((error as? LogStoreError)?.kind == .writeFailed, "\(context): \(error)")
     }
 
-    @Test("A save (fsync every commit): each I/O call failed, then the power cut")
+    @Test("A save (fsync every commit): a power cut before each I/O call, and each call failed")
     func save() throws {
         try Self.inject("save", setUp: { try Self.storeWithSaves(5) }) { scene in
             (try? scene.ledger.save(6, in: scene.store!).get()) != nil
@@ -204,13 +254,10 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("A group commit (4 savers sharing fsyncs): each I/O call failed, then the power cut")
+    @Test("A group commit (4 savers sharing fsyncs): a power cut before each I/O call, and each call failed")
     func groupCommit() throws {
         let options = JournalOptions(durability: .groupCommit(window: .milliseconds(2)), compaction: .manual)
-        try Self.inject("group commit", callsVary: true, setUp: { try Self.storeWithSaves(5, options: options) }) { scene in
-            // Four threads save at once. How their flushes group varies from
-            // run to run, so a case may make fewer calls than the dry run:
-            // then its fault is never reached, and the test says so.
+        try Self.inject("group commit", callsVary: true, holes: true, setUp: { try Self.storeWithSaves(5, options: options) }) { scene in
             let store = scene.store!
             let results = Protected<[Int: Bool]>([:])
             let finished = DispatchGroup()
@@ -232,7 +279,7 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("A compaction: each I/O call failed, then the power cut")
+    @Test("A compaction: a power cut before each I/O call, and each call failed")
     func compaction() throws {
         try Self.inject("compaction", setUp: { try Self.storeWithSaves(20) }) { scene in
             (try? scene.store!.compact()) != nil
@@ -246,11 +293,11 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("An open that cuts off an interrupted save: each I/O call failed, then the power cut",
+    @Test("An open that cuts off a save a crash interrupted: a power cut before each I/O call, and each call failed",
           arguments: [false, true])
     func openAfterTornSave(compacted: Bool) throws {
-        // A store whose last save a full disk cut short, closed: the open
-        // under test must cut the torn frame off, truncate and fsync.
+        // A store whose last save a crash tore: its frame is cut short, and
+        // the open under test must cut it off, truncate and fsync.
         func setUp() throws -> Scene {
             var scene = try Self.storeWithSaves(8)
             let store = scene.store!
@@ -258,16 +305,46 @@ struct FaultInjectionTests {
                 try store.compact()
                 for batch in 9...10 { _ = try scene.ledger.save(batch, in: store).get() }
             }
-            scene.disk.arm(failing: 1, with: .shortWrite)
-            #expect(throws: LogStoreError.self) { try scene.ledger.save(scene.ledger.attempted.max()! + 1, in: store).get() }
+            let torn = scene.ledger.attempted.max()! + 1
+            _ = try scene.ledger.save(torn, in: store).get()
             store.close()
+            scene.ledger.acknowledged.remove(torn)
+            let bytes = try #require(scene.disk.contents(of: Self.path))
+            scene.disk.setContents(of: Self.path, to: Array(bytes.dropLast(9)))
             scene.store = nil
             return scene
         }
+        var outcome: RecoveryReport.Outcome?
         try Self.inject(compacted ? "open of a compacted store" : "open", setUp: setUp) { scene in
             guard let store = try? Self.open(scene.disk) else { return false }
+            outcome = outcome ?? store.journal.recovery.outcome
             store.close()
             return true
+        }
+        #expect(outcome == .tornTail, "the open under test found no torn save to cut off")
+    }
+
+    @Test("After a failed write or fsync, a reopen in the same process builds only on what is on disk",
+          arguments: [SimulatedDisk.Fault.error(EIO), .shortWrite], ["write", "fdatasync"])
+    func reopenAfterFailure(fault: SimulatedDisk.Fault, call: String) throws {
+        // Linux may drop the pages of a failed fsync and mark them clean:
+        // reads still show them, the disk never gets them. A reopen that
+        // built on them would put later acknowledged saves behind a hole.
+        guard call == "write" || fault == .error(EIO) else { return }
+        for durability in [Durability.fsyncEveryCommit, .groupCommit(window: .milliseconds(1))] {
+            var scene = try Self.storeWithSaves(5, options: JournalOptions(durability: durability, compaction: .manual))
+            scene.disk.arm(failing: call == "write" ? 1 : 2, with: fault)
+            #expect(throws: (any Error).self) { try scene.ledger.save(6, in: scene.store!).get() }
+            #expect(scene.disk.armedCall == call)
+            scene.store!.close()
+            scene.disk.arm()
+            let reopened = try Self.open(scene.disk, JournalOptions(durability: durability, createIfMissing: false, compaction: .manual))
+            #expect(try Self.Ledger(acknowledged: Set(1...5), attempted: Set(1...5)).problems(in: reopened) == [], "the failed save is visible after the reopen")
+            for batch in 7...9 { _ = try scene.ledger.save(batch, in: reopened).get() }
+            var tally = Tally()
+            try Self.checkAfterPowerCuts(scene.disk, scene.ledger, Allowance(), "\(durability): \(call) failed by \(fault), reopened, three saves", &tally)
+            reopened.close()
+            scene.store = nil
         }
     }
 }

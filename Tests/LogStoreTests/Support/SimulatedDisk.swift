@@ -16,9 +16,12 @@ import Foundation
 ///
 /// Every call that can fail is counted, in the order made, from the moment
 /// the disk is armed (``arm(failing:with:)``); the armed call fails with the
-/// chosen ``Fault``. ``afterPowerCut(_:seed:)`` gives a new disk holding
-/// what a power cut would leave: the old one, and any store still using it,
-/// carry on untouched, so one run can be cut several ways.
+/// chosen ``Fault``. Armed with ``arm(cuttingPowerBefore:)`` instead, the
+/// disk keeps its state just before that call (``stateBeforeCut``), to cut
+/// the power there while the operation runs on. ``afterPowerCut(_:seed:)``
+/// gives a new disk holding what a power cut would leave: the old one, and
+/// any store still using it, carry on untouched, so one run can be cut
+/// several ways.
 ///
 /// Safe from several threads at once: one lock guards all of it.
 final class SimulatedDisk: FileSystem, @unchecked Sendable {
@@ -28,7 +31,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         case error(Int32)
         /// A write lands only in part, then fails with ENOSPC (a full disk).
         case shortWrite
-        /// A write reports success but lands only in part (a lying disk).
+        /// A write reports success, and reads see all of it, but the disk
+        /// keeps only half: a device that acknowledges what it then loses.
         case lyingWrite
 
         var description: String {
@@ -55,6 +59,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         /// Each unsynced write lands whole, torn, or not at all, whatever
         /// the order (the kernel writes pages back in any order).
         case reordered = "reordered"
+        // Both let writes a failed fsync left behind land or not: some of
+        // their pages may have reached the disk before the error.
     }
 
     private enum Change {
@@ -69,16 +75,20 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         var current: [UInt8] = []
         /// Changes since the last successful sync, in order.
         var pending: [Change] = []
-        /// Changes a failed sync may have dropped: as Linux does, a later
-        /// sync succeeds without writing them, so they never become durable.
+        /// How many of the first pending changes a failed sync may have
+        /// dropped: as Linux does, a later sync succeeds without writing
+        /// them. Only a power cut may still find them on disk.
         var doomed = 0
         var permissions: mode_t = 0o644
         var lockHolder: ObjectIdentifier?
 
+        /// A copy with everything pending kept pending, and no lock.
         func copy() -> Inode {
             let copy = Inode()
             copy.durable = durable
             copy.current = current
+            copy.pending = pending
+            copy.doomed = doomed
             copy.permissions = permissions
             return copy
         }
@@ -87,6 +97,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private enum NameChange {
         case set(String, Int)
         case remove(String)
+        /// Atomic: the old name goes and the new one comes in one change.
+        case rename(String, to: String)
     }
 
     private let lock = NSLock()
@@ -96,8 +108,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var pendingNames: [NameChange] = []
     private var nextInode = 1
     private var callLog: [String] = []
-    private var armed: (call: Int, fault: Fault)?
-    private var firedFault = false
+    private var armed: (call: Int, fault: Fault?)?
+    private var firedCall: String?
+    private var frozen: SimulatedDisk?
 
     init() {}
 
@@ -109,15 +122,36 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         lock.withLock {
             callLog = []
             armed = call.map { ($0, fault) }
-            firedFault = false
+            firedCall = nil
+            frozen = nil
         }
     }
 
-    /// The calls counted since ``arm(failing:with:)``, by name, in order.
+    /// Starts counting calls from zero; just before the `call`-th from now
+    /// runs, keeps the disk's state, pending writes and all, as
+    /// ``stateBeforeCut``. The call itself goes ahead.
+    func arm(cuttingPowerBefore call: Int) {
+        lock.withLock {
+            callLog = []
+            armed = (call, nil)
+            firedCall = nil
+            frozen = nil
+        }
+    }
+
+    /// The calls counted since the disk was armed, by name, in order.
     var calls: [String] { lock.withLock { callLog } }
 
-    /// Whether the armed fault has happened.
-    var faultFired: Bool { lock.withLock { firedFault } }
+    /// Whether the armed call has been reached.
+    var faultFired: Bool { lock.withLock { firedCall != nil } }
+
+    /// The name of the armed call once reached (threads can change which
+    /// call comes N-th).
+    var armedCall: String? { lock.withLock { firedCall } }
+
+    /// The disk as it was just before the call ``arm(cuttingPowerBefore:)``
+    /// named, once reached: cut its power with ``afterPowerCut(_:seed:)``.
+    var stateBeforeCut: SimulatedDisk? { lock.withLock { frozen } }
 
     /// Counts a call; returns the fault to apply to it, if it is the armed one.
     /// Runs `body` under the disk's lock, keeping its typed error.
@@ -127,11 +161,17 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         return try body()
     }
 
+    /// Counts a call; returns the fault to apply to it, if it is the armed
+    /// one. Called with the lock held.
     private func count(_ call: String) -> Fault? {
         callLog.append(call)
         guard let armed, armed.call == callLog.count else { return nil }
-        firedFault = true
-        return armed.fault
+        firedCall = call
+        guard let fault = armed.fault else {
+            frozen = copyLocked()
+            return nil
+        }
+        return fault
     }
 
     private func fail(_ call: String, _ path: String, _ fault: Fault) -> LogStoreError {
@@ -148,11 +188,13 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             var random = JournalFixtures.SeededGenerator(seed: seed)
             let disk = SimulatedDisk()
             disk.nextInode = nextInode
-            for (number, inode) in inodes {
+            // In a fixed order, so that a seed makes the same choices.
+            for number in inodes.keys.sorted() {
+                let inode = inodes[number]!
                 let survivor = Inode()
                 survivor.permissions = inode.permissions
                 var contents = inode.durable
-                let candidates = inode.pending.dropFirst(inode.doomed)
+                let candidates = inode.pending
                 switch cut {
                 case .loseUnsynced:
                     break
@@ -187,20 +229,16 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
     }
 
-    /// A copy of this disk as it is, as if every change had been made durable.
-    func copy() -> SimulatedDisk {
-        lock.withLock {
-            let disk = SimulatedDisk()
-            disk.nextInode = nextInode
-            for (number, inode) in inodes {
-                let copy = inode.copy()
-                copy.durable = inode.current
-                disk.inodes[number] = copy
-            }
-            disk.names = names
-            disk.durableNames = names
-            return disk
-        }
+    /// A copy of this disk, pending changes and all, with no file open on
+    /// it. Called with the lock held.
+    private func copyLocked() -> SimulatedDisk {
+        let disk = SimulatedDisk()
+        disk.nextInode = nextInode
+        for (number, inode) in inodes { disk.inodes[number] = inode.copy() }
+        disk.names = names
+        disk.durableNames = durableNames
+        disk.pendingNames = pendingNames
+        return disk
     }
 
     /// Applies `change`; a write lands only its first `keeping` bytes when given.
@@ -223,6 +261,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         switch change {
         case .set(let name, let inode): names[name] = inode
         case .remove(let name): names[name] = nil
+        case .rename(let source, let destination):
+            names[destination] = names[source]
+            names[source] = nil
         }
     }
 
@@ -299,9 +340,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws(LogStoreError) {
         try locked { () throws(LogStoreError) in
             if let fault = count("rename") { throw fail("rename", source, fault) }
-            guard let number = names[source] else { throw SystemFile.error(ENOENT, "rename", path: source) }
-            changeName(.remove(source))
-            changeName(.set(destination, number))
+            guard names[source] != nil else { throw SystemFile.error(ENOENT, "rename", path: source) }
+            changeName(.rename(source, to: destination))
         }
     }
 
@@ -377,17 +417,19 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("write")
                 guard writable else { throw SystemFile.error(EBADF, "write", path: path) }
-                var landing = Array(bytes)
+                let whole = Array(bytes)
+                var seen = whole, kept = whole
                 let fault = disk.count("write")
                 switch fault {
                 case .error(let code)?: throw SystemFile.error(code, "write", path: path, offset: offset)
-                case .shortWrite?, .lyingWrite?: landing = Array(landing.prefix(landing.count / 2))
+                case .shortWrite?: seen = Array(whole.prefix(whole.count / 2)); kept = seen
+                case .lyingWrite?: kept = Array(whole.prefix(whole.count / 2))
                 case nil: break
                 }
                 let file = disk.inodes[inode]!
-                SimulatedDisk.write(landing, at: Int(offset), into: &file.current)
-                if !landing.isEmpty { file.pending.append(.write(offset: Int(offset), bytes: landing)) }
-                if fault == .shortWrite { throw SystemFile.error(ENOSPC, "write", path: path, offset: offset + UInt64(landing.count)) }
+                SimulatedDisk.write(seen, at: Int(offset), into: &file.current)
+                if !kept.isEmpty { file.pending.append(.write(offset: Int(offset), bytes: kept)) }
+                if fault == .shortWrite { throw SystemFile.error(ENOSPC, "write", path: path, offset: offset + UInt64(seen.count)) }
             }
         }
 
@@ -401,10 +443,10 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
                     file.doomed = file.pending.count
                     throw disk.fail("fdatasync", path, fault)
                 }
-                var durable = file.durable
-                for change in file.pending.dropFirst(file.doomed) { SimulatedDisk.apply(change, to: &durable) }
-                // Doomed changes stay out of the durable bytes for good.
-                file.durable = file.doomed == 0 ? file.current : durable
+                // What the disk keeps: the pending changes as they will land
+                // (not what reads see: a lying write kept less), less those
+                // a failed sync doomed.
+                for change in file.pending.dropFirst(file.doomed) { SimulatedDisk.apply(change, to: &file.durable) }
                 file.pending = []
                 file.doomed = 0
             }
