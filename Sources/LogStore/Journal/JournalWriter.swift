@@ -269,8 +269,14 @@ final class JournalWriter: @unchecked Sendable {
     /// keeps pages it failed to write but marks clean, so they never reach
     /// the disk: saves acknowledged after the reopen would stand behind a
     /// hole after a power cut. If the cut fails too, writes stay refused.
+    ///
+    /// A group commit's flush may be under way, without the lock, for
+    /// frames written before the failure: the cut waits for it, or it would
+    /// take away frames that flush is about to acknowledge.
     private func fail(_ error: LogStoreError) {
         if failure == nil { failure = error }
+        if isGathering { frameWritten.signal() }
+        while isSyncing { flushed.wait() }
         let keep = durability == .deferredToOS ? endOffset : syncedEnd
         do throws(LogStoreError) {
             try file.truncate(to: keep)

@@ -119,6 +119,43 @@ struct WriteFailureTests {
         }
     }
 
+    @Test("Under group commit a write failing while a flush is under way leaves the frames that flush acknowledges")
+    func writeFailingDuringFlush() throws {
+        let disk = SimulatedDisk()
+        let path = "/simulated/store.logstore"
+        let journal = try Journal(path: path, options: JournalOptions(durability: .groupCommit(window: .zero), compaction: .manual), fileSystem: disk)
+        try journal.appendSample(key: 1)
+
+        // The second save's flush stops before its fdatasync, the lock let go.
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        disk.holdNextFdatasync(arrived: arrived, gate: gate)
+        let outcomes = Outcomes()
+        let finished = DispatchGroup()
+        DispatchQueue.global().async(group: finished) {
+            outcomes.record((try? journal.appendSample(key: 2)) == nil ? .io : nil)
+        }
+        arrived.wait()
+
+        // Meanwhile a third save's write fails, and the writer cuts the file back.
+        disk.arm(failing: 1, of: "write", with: .error(EIO))
+        DispatchQueue.global().async(group: finished) {
+            #expect(throws: LogStoreError.self) { try journal.appendSample(key: 3) }
+        }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while !disk.faultFired, Date() < deadline { usleep(1_000) }
+        #expect(disk.faultFired)
+        gate.signal()
+        finished.wait()
+        journal.close()
+
+        // The second save was acknowledged: it must be there, fsynced.
+        #expect(outcomes.all == [nil])
+        let reopened = try Journal(path: path, options: JournalOptions(createIfMissing: false), fileSystem: disk.afterPowerCut(.loseUnsynced, seed: 1))
+        defer { reopened.close() }
+        #expect(reopened.recovery.outcome == .clean)
+        #expect(try reopened.checkSamples() == 2)
+    }
+
     @Test("A transaction over the frame limit is refused before anything is written, and the journal stays usable")
     func tooLarge() throws {
         try withTemporaryDirectory { directory in

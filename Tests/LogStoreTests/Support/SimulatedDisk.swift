@@ -15,8 +15,8 @@ import Foundation
 /// removals) only through ``FileSystem/synchronizeDirectory(of:)``.
 ///
 /// Every call that can fail is counted, in the order made, from the moment
-/// the disk is armed (``arm(failing:with:)``); the armed call fails with the
-/// chosen ``Fault``. Armed with ``arm(cuttingPowerBefore:)`` instead, the
+/// the disk is armed (``arm(failing:of:with:)``); the armed call fails with the
+/// chosen ``Fault``. Armed with ``arm(cuttingPowerBefore:of:)`` instead, the
 /// disk keeps its state just before that call (``stateBeforeCut``), to cut
 /// the power there while the operation runs on. ``afterPowerCut(_:seed:)``
 /// gives a new disk holding what a power cut would leave: the old one, and
@@ -108,20 +108,23 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var pendingNames: [NameChange] = []
     private var nextInode = 1
     private var callLog: [String] = []
-    private var armed: (call: Int, fault: Fault?)?
+    private var armed: (call: Int, kind: String?, fault: Fault?)?
     private var firedCall: String?
     private var frozen: SimulatedDisk?
+    private var held: (arrived: DispatchSemaphore, gate: DispatchSemaphore)?
 
     init() {}
 
     // MARK: - Arming and counting
 
     /// Starts counting calls from zero; the `call`-th from now fails with
-    /// `fault` (none when nil).
-    func arm(failing call: Int? = nil, with fault: Fault = .error(EIO)) {
+    /// `fault` (none when nil). With a `kind`, only calls of that kind count
+    /// towards `call`: threads may reorder calls of different kinds, but
+    /// the first fdatasync stays the first fdatasync.
+    func arm(failing call: Int? = nil, of kind: String? = nil, with fault: Fault = .error(EIO)) {
         lock.withLock {
             callLog = []
-            armed = call.map { ($0, fault) }
+            armed = call.map { ($0, kind, fault) }
             firedCall = nil
             frozen = nil
         }
@@ -129,13 +132,28 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
 
     /// Starts counting calls from zero; just before the `call`-th from now
     /// runs, keeps the disk's state, pending writes and all, as
-    /// ``stateBeforeCut``. The call itself goes ahead.
-    func arm(cuttingPowerBefore call: Int) {
+    /// ``stateBeforeCut``. The call itself goes ahead. `kind` counts as for
+    /// ``arm(failing:of:with:)``.
+    func arm(cuttingPowerBefore call: Int, of kind: String? = nil) {
         lock.withLock {
             callLog = []
-            armed = (call, nil)
+            armed = (call, kind, nil)
             firedCall = nil
             frozen = nil
+        }
+    }
+
+    /// Makes the next fdatasync, before it does anything, signal `arrived`
+    /// and wait for `gate`: a test can then act while that flush is under way.
+    func holdNextFdatasync(arrived: DispatchSemaphore, gate: DispatchSemaphore) {
+        lock.withLock { held = (arrived, gate) }
+    }
+
+    /// Takes the hold ``holdNextFdatasync(arrived:gate:)`` set, if any.
+    fileprivate func takeHold() -> (arrived: DispatchSemaphore, gate: DispatchSemaphore)? {
+        lock.withLock {
+            defer { held = nil }
+            return held
         }
     }
 
@@ -149,7 +167,7 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     /// call comes N-th).
     var armedCall: String? { lock.withLock { firedCall } }
 
-    /// The disk as it was just before the call ``arm(cuttingPowerBefore:)``
+    /// The disk as it was just before the call ``arm(cuttingPowerBefore:of:)``
     /// named, once reached: cut its power with ``afterPowerCut(_:seed:)``.
     var stateBeforeCut: SimulatedDisk? { lock.withLock { frozen } }
 
@@ -165,7 +183,12 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     /// one. Called with the lock held.
     private func count(_ call: String) -> Fault? {
         callLog.append(call)
-        guard let armed, armed.call == callLog.count else { return nil }
+        guard let armed, firedCall == nil else { return nil }
+        if let kind = armed.kind {
+            guard kind == call, armed.call == callLog.lazy.filter({ $0 == kind }).count else { return nil }
+        } else {
+            guard armed.call == callLog.count else { return nil }
+        }
         firedCall = call
         guard let fault = armed.fault else {
             frozen = copyLocked()
@@ -434,6 +457,10 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
 
         func synchronize() throws(LogStoreError) {
+            if let hold = disk.takeHold() {
+                hold.arrived.signal()
+                hold.gate.wait()
+            }
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("fdatasync")
                 let file = disk.inodes[inode]!
