@@ -12,7 +12,9 @@ extension ObjectContext {
     /// - Throws: `.unknownEntity`, `.unknownKey` (a key path the entity
     ///   lacks, naming entity and key), `.invalidPredicate`.
     public func fetch(_ request: FetchRequest) throws(LogStoreError) -> [ManagedObject] {
-        let execution = try FetchExecution(request, in: self)
+        // Every match becomes a loaded object: read each record once.
+        let loadsAll = request.fetchBatchSize == 0 && request.fetchLimit == 0 && request.fetchOffset == 0
+        let execution = try FetchExecution(request, in: self, loadingRecords: loadsAll)
         return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: request.fetchBatchSize)
     }
 
@@ -41,7 +43,7 @@ extension ObjectContext {
     /// The value of a fetched property of `source`.
     func fetch(_ property: FetchedProperty, for source: ManagedObject) throws(LogStoreError) -> [ManagedObject] {
         let request = FetchRequest(entityName: property.destination, predicate: property.predicate, sortDescriptors: property.sortDescriptors)
-        let execution = try FetchExecution(request, in: self, source: source)
+        let execution = try FetchExecution(request, in: self, source: source, loadingRecords: true)
         return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: 0)
     }
 
@@ -60,6 +62,10 @@ extension ObjectContext {
                     // From the fetch's snapshot: the values the predicate saw.
                     fulfill(object, from: table.record(key))
                 }
+                objects.append(object)
+            case .loaded(let key, let record):
+                guard let object = try? object(with: store.id(entity, key)) else { continue }
+                fulfill(object, from: record)
                 objects.append(object)
             }
         }

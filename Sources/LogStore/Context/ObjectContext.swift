@@ -315,7 +315,8 @@ public final class ObjectContext {
         }
         // Attributes first; the relationship slots after them go unused here.
         var values = record.values
-        values.removeLast(values.count - entity.attributes.count)
+        // Only when there are relationship slots: removing none still copies a shared array.
+        if values.count > entity.attributes.count { values.removeLast(values.count - entity.attributes.count) }
         object.committedStored = values
         // Unsaved values survive a refault (mergeChanges keeps them); the
         // others come from the new record.

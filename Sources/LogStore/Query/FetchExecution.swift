@@ -9,12 +9,17 @@ struct FetchExecution {
     /// record by key, with the values its sort keys read (if any), or an
     /// object of the context.
     enum Match {
+        /// A saved record: its key, and the values its sort keys read
+        /// (``sortDecoded`` says which), or none when nothing is sorted.
         case record(UInt64, [StoredValue])
+        /// A saved record with every attribute decoded, read once for both
+        /// the fetch and the object it becomes (``loadsRecords``).
+        case loaded(UInt64, Record)
         case object(ObjectSubject)
 
         var key: UInt64 {
             switch self {
-            case .record(let key, _): key
+            case .record(let key, _), .loaded(let key, _): key
             case .object(let object): object.key
             }
         }
@@ -23,7 +28,7 @@ struct FetchExecution {
     /// The value of `path` for `match`.
     func value(_ path: BoundPath, of match: Match) -> Operand {
         switch match {
-        case .record(let key, _) where path.isDerived:
+        case .record(let key, _) where path.isDerived, .loaded(let key, _) where path.isDerived:
             // Derived attributes are computed by objects only.
             guard let object = try? context.object(with: context.store.id(entity, key)) else { return .value(.null) }
             return PredicateEvaluation.value(path, ObjectSubject(object: object, context: context))
@@ -31,6 +36,12 @@ struct FetchExecution {
             let decoded = values.isEmpty ? [] : sortDecoded
             return values.withUnsafeBufferPointer { values in
                 decoded.withUnsafeBufferPointer { decoded in
+                    PredicateEvaluation.value(path, RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
+                }
+            }
+        case .loaded(let key, let record):
+            return record.values.withUnsafeBufferPointer { values in
+                attributeSlots.withUnsafeBufferPointer { decoded in
                     PredicateEvaluation.value(path, RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
                 }
             }
@@ -65,13 +76,24 @@ struct FetchExecution {
     private let sortSlots: [Bool]
     /// Which values a matched record keeps for its sort keys were decoded.
     private var sortDecoded: [Bool] { sortSlots }
+    /// Matches are ``Match/loaded(_:_:)``: each record's attributes are
+    /// decoded as it is read, for a fetch that turns every match into a
+    /// loaded object. Reading them again for the object would cost a
+    /// second trip to each record, in sorted order, far apart in memory.
+    let loadsRecords: Bool
+    /// Every attribute slot, decoded in a loaded match.
+    private let attributeSlots: [Bool]
 
     /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
-    init(_ request: FetchRequest, in context: ObjectContext, source: ManagedObject? = nil) throws(LogStoreError) {
+    /// `loadingRecords`: the caller makes a loaded object of every match
+    /// (the matches are ``Match/loaded(_:_:)``).
+    init(_ request: FetchRequest, in context: ObjectContext, source: ManagedObject? = nil, loadingRecords: Bool = false) throws(LogStoreError) {
         self.context = context
         self.request = request
+        loadsRecords = loadingRecords
         let model = context.store.model
         entity = try model.entity(named: request.entityName)
+        attributeSlots = Array(repeating: true, count: entity.attributes.count)
         var binder = PredicateBinder(model: model, storeID: context.store.storeID)
         if let source {
             binder.fetchSource = { _, path throws(LogStoreError) in
@@ -117,11 +139,13 @@ struct FetchExecution {
         // Decode what the test reads, and what the sort reads; a match keeps
         // the values only when there is a sort.
         var wanted = test == nil ? [] : predicateSlots
-        for (slot, isWanted) in sortSlots.enumerated() where isWanted {
-            if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
-            wanted[slot] = true
+        for slots in [sortSlots, loadsRecords ? attributeSlots : []] {
+            for (slot, isWanted) in slots.enumerated() where isWanted {
+                if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
+                wanted[slot] = true
+            }
         }
-        let keepsValues = !sorts.isEmpty
+        let keepsValues = !sorts.isEmpty || loadsRecords
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
         let rawTests = test == nil || predicate?.usesDerivedAttributes == true ? nil : predicate.flatMap(RawStringTest.tests(for:))
@@ -148,7 +172,11 @@ struct FetchExecution {
                 }
                 guard matches else { return false }
             }
-            matches.append(.record(key, keepsValues ? values : []))
+            if loadsRecords, let version = table.version(key) {
+                matches.append(.loaded(key, Record(values: values, version: version)))
+            } else {
+                matches.append(.record(key, keepsValues ? values : []))
+            }
             return true
         }
         if let (index, range) = plan.lookup {
