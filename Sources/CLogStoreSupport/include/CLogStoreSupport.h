@@ -18,4 +18,9 @@ uint32_t logstore_crc32c_extend_portable(uint32_t crc, const void *bytes, size_t
 /// 1 when `logstore_crc32c_extend` uses a CPU instruction, 0 otherwise.
 int logstore_crc32c_is_hardware_accelerated(void);
 
+/// Starts loading the cache line at `address` for a read soon, without
+/// waiting for it: a lookup that knows where its next miss is can overlap
+/// that miss with other work.
+static inline void logstore_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
 #endif

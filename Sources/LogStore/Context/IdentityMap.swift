@@ -9,12 +9,17 @@
 /// bulk insert registers every new object here, and a
 /// `Dictionary<ObjectID, ManagedObject>` spent most of that time in SipHash,
 /// growing, and copying 56-byte keys.
-struct IdentityMap {
+///
+/// The map owns one retain of each object it holds, taken and given back by
+/// hand, so that growing moves plain words: retaining and releasing every
+/// object at each doubling was a tenth of a run of lookups by ID. Being
+/// noncopyable, it cannot be copied and release them twice.
+struct IdentityMap: ~Copyable {
     /// A slot: an object and the hash of its ID, side by side so that a
     /// probe touches one cache line.
     private struct Entry {
         var hash: UInt64
-        var object: ManagedObject?
+        var object: Unmanaged<ManagedObject>?
     }
 
     private var entries: [Entry] = []
@@ -24,13 +29,19 @@ struct IdentityMap {
     /// 64 minus the number of bits that index a slot.
     private var shift: UInt64 = 64
 
+    init() {}
+
+    deinit {
+        for entry in entries { entry.object?.release() }
+    }
+
     subscript(id: ObjectID) -> ManagedObject? {
         get {
             guard count > 0 else { return nil }
             let hash = id.spreadHash
             var index = home(hash)
             while let object = entries[index].object {
-                if entries[index].hash == hash, object.objectID == id { return object }
+                if entries[index].hash == hash, object._withUnsafeGuaranteedRef({ $0.objectID == id }) { return object.takeUnretainedValue() }
                 index = (index &+ 1) & mask
             }
             return nil
@@ -50,14 +61,18 @@ struct IdentityMap {
     /// hundreds of thousands of objects in hash order touched memory at
     /// random and cost more than the bulk insert that made them.
     mutating func removeAllInAddressOrder() {
-        var objects = entries.compactMap { $0.object.map(Unmanaged.passRetained) }
-        self = IdentityMap()
+        var objects = entries.compactMap(\.object)
+        // The map's retains pass to `objects`.
+        entries = []
+        count = 0
+        mask = -1
+        shift = 64
         objects.sort { $0.toOpaque() < $1.toOpaque() }
         for object in objects { object.release() }
     }
 
     /// Every object, in no particular order.
-    var objects: [ManagedObject] { entries.compactMap(\.object) }
+    var objects: [ManagedObject] { entries.compactMap { $0.object?.takeUnretainedValue() } }
 
     private func home(_ hash: UInt64) -> Int {
         Int(truncatingIfNeeded: hash >> shift)
@@ -68,13 +83,14 @@ struct IdentityMap {
         let hash = id.spreadHash
         var index = home(hash)
         while let existing = entries[index].object {
-            if entries[index].hash == hash, existing.objectID == id {
-                entries[index].object = object
+            if entries[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.objectID == id }) {
+                entries[index].object = Unmanaged.passRetained(object)
+                existing.release()
                 return
             }
             index = (index &+ 1) & mask
         }
-        entries[index] = Entry(hash: hash, object: object)
+        entries[index] = Entry(hash: hash, object: Unmanaged.passRetained(object))
         count += 1
     }
 
@@ -84,9 +100,10 @@ struct IdentityMap {
         var hole = home(hash)
         while true {
             guard let object = entries[hole].object else { return }
-            if entries[hole].hash == hash, object.objectID == id { break }
+            if entries[hole].hash == hash, object._withUnsafeGuaranteedRef({ $0.objectID == id }) { break }
             hole = (hole &+ 1) & mask
         }
+        let removed = entries[hole].object
         // Pull later objects of the same run back over the hole, so that a
         // lookup never stops at an empty slot short of its object.
         var next = (hole &+ 1) & mask
@@ -101,6 +118,7 @@ struct IdentityMap {
         }
         entries[hole].object = nil
         count -= 1
+        removed?.release()
     }
 
     private mutating func grow() {

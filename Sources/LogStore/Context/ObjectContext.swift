@@ -98,6 +98,7 @@ public final class ObjectContext {
     /// ID of another store or an unknown entity; a deleted record's fault
     /// fails when touched. Use ``existingObject(with:)`` to check at once.
     public func object(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
+        store.prefetchRecord(id)
         if let object = registered[id] { return object }
         guard id.storeID == store.storeID else {
             throw LogStoreError(.objectNotFound, "\(id) belongs to store \(id.storeID), not \(store.storeID) (\(store.path))", entity: id.entityName)

@@ -1,6 +1,8 @@
 // One entity's live records, packed: encoded values in one byte arena or
 // in a block of the store's snapshot, found by key through a dense array.
 
+import CLogStoreSupport
+
 /// The committed records of one entity.
 ///
 /// Keys are dense (the store hands them out 1, 2, 3, … and never reuses
@@ -50,6 +52,13 @@ struct EntityTable: Sendable {
             return values
         }
         return values.map { Record(values: $0, version: entry.version) }
+    }
+
+    /// Starts loading where the record with `key` is into the cache, for a
+    /// ``record(_:)`` soon after.
+    func prefetch(_ key: UInt64) {
+        guard key < UInt64(entries.count) else { return }
+        entries.withUnsafeBufferPointer { logstore_prefetch($0.baseAddress! + Int(key)) }
     }
 
     /// The encoded values of the record with `key`, for `body` to read.

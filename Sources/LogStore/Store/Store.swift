@@ -227,6 +227,13 @@ public final class Store: Sendable {
         return state.withLock { $0.record(entity, id.key) }
     }
 
+    /// Starts loading where the record of `id` is into the cache: a context
+    /// making a fault calls it, so that the miss overlaps making the object.
+    func prefetchRecord(_ id: ObjectID) {
+        guard id.entityIndex >= 0, id.entityIndex < model.entities.count else { return }
+        state.withLock { $0.tables[id.entityIndex].prefetch(id.key) }
+    }
+
     func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
 
     func count(of entity: String) -> Int { state.withLock { $0.count(of: entity) } }
