@@ -57,14 +57,14 @@ extension ObjectContext {
             case .object(let subject):
                 objects.append(subject.object)
             case .record(let key, _):
-                guard let object = try? object(with: store.id(entity, key)) else { continue }
+                guard let object = try? object(with: store.id(entity, key), touchedSoon: false) else { continue }
                 if object.isFault && (batchSize == 0 || position < batchSize) {
                     // From the fetch's snapshot: the values the predicate saw.
                     fulfill(object, from: table.record(key))
                 }
                 objects.append(object)
             case .loaded(let key, let record):
-                guard let object = try? object(with: store.id(entity, key)) else { continue }
+                guard let object = try? object(with: store.id(entity, key), touchedSoon: false) else { continue }
                 fulfill(object, from: record)
                 objects.append(object)
             }

@@ -98,7 +98,18 @@ public final class ObjectContext {
     /// ID of another store or an unknown entity; a deleted record's fault
     /// fails when touched. Use ``existingObject(with:)`` to check at once.
     public func object(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
-        store.prefetchRecord(id)
+        try object(with: id, touchedSoon: true)
+    }
+
+    /// ``object(with:)``. `touchedSoon`: the app is likely to read the
+    /// object next, so its record is brought into the cache while the
+    /// object is made: its table entry before the identity map is probed,
+    /// its values once the entry is in. Lookups by random ID in a large
+    /// store are cache misses above all, and this overlaps them. A fetch
+    /// that loads its objects from values it already holds passes false.
+    func object(with id: ObjectID, touchedSoon: Bool) throws(LogStoreError) -> ManagedObject {
+        let prefetching = touchedSoon && id.storeID == store.storeID
+        if prefetching { store.prefetchRecord(id) }
         if let object = registered[id] { return object }
         guard id.storeID == store.storeID else {
             throw LogStoreError(.objectNotFound, "\(id) belongs to store \(id.storeID), not \(store.storeID) (\(store.path))", entity: id.entityName)
@@ -106,6 +117,7 @@ public final class ObjectContext {
         let entity = try store.entity(of: id)
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
         registered[id] = object
+        if prefetching { store.prefetchValues(id) }
         return object
     }
 

@@ -61,6 +61,13 @@ struct EntityTable: Sendable {
         entries.withUnsafeBufferPointer { logstore_prefetch($0.baseAddress! + Int(key)) }
     }
 
+    /// Starts loading the values of the record with `key` into the cache,
+    /// once its entry is there (after ``prefetch(_:)``).
+    func prefetchValues(_ key: UInt64) {
+        guard let entry = entry(key), !entry.isInSnapshot else { return }
+        arena.bytes.withUnsafeBytes { logstore_prefetch($0.baseAddress! + Int(entry.start)) }
+    }
+
     /// The encoded values of the record with `key`, for `body` to read.
     func withValueBytes<Result>(_ key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
         guard let entry = entry(key) else { return nil }

@@ -234,6 +234,13 @@ public final class Store: Sendable {
         state.withLock { $0.tables[id.entityIndex].prefetch(id.key) }
     }
 
+    /// Starts loading the values of `id`'s record into the cache, once
+    /// ``prefetchRecord(_:)`` brought its table entry in.
+    func prefetchValues(_ id: ObjectID) {
+        guard id.entityIndex >= 0, id.entityIndex < model.entities.count else { return }
+        state.withLock { $0.tables[id.entityIndex].prefetchValues(id.key) }
+    }
+
     func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
 
     func count(of entity: String) -> Int { state.withLock { $0.count(of: entity) } }
