@@ -352,12 +352,12 @@ public struct Managed<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
-        get {
+        @inline(__always) get {
             let storage = object[keyPath: storageKeyPath]
             if let direct = storage.direct, let value: Value = object.directValue(forKey: storage.key, as: direct) { return value }
             return ManagedValue.cast(object[storage.key], as: Value.self)
         }
-        set {
+        @inline(__always) set {
             let storage = object[keyPath: storageKeyPath]
             if let direct = storage.direct, object.setDirectValue(newValue, forKey: storage.key, as: direct) { return }
             object[storage.key] = ManagedValue.unwrap(newValue)
