@@ -140,7 +140,9 @@ extension Store {
         //    rely on. Saves wait only for this copy-on-write snapshot.
         let (written, point) = writeLock.withLock {
             applyOrder.lock()
-            while appliedThrough.withLock({ $0 }) < journal.lastSequence { applied.wait() }
+            // Every save written is queued by now (the write lock is held):
+            // wait until each is applied, or dropped after a failed flush.
+            while !self.written.withLock({ $0.unapplied.isEmpty }) { applied.wait() }
             applyOrder.unlock()
             return (state.withLock { $0 }, journal.snapshotPoint)
         }

@@ -22,6 +22,16 @@ public struct StoreChanges: Sendable, Hashable {
     public var sequence: UInt64
 }
 
+/// Saves between their write to the journal and their apply to the
+/// committed state (``Store/applyWrittenSaves(through:)``).
+struct WrittenSaves: Sendable {
+    /// The changes of each save written and not yet applied.
+    var unapplied: [UInt64: [SlotChange]] = [:]
+    /// The changes of saves applied by another save's thread, for their
+    /// own thread to collect.
+    var results: [UInt64: StoreChanges] = [:]
+}
+
 /// Records changed by another save since a context loaded them.
 struct VersionConflict: Error {
     var objects: [ObjectID]
@@ -67,8 +77,12 @@ public final class Store: Sendable {
     private let inFlight = Protected<[ObjectID: UInt64]>([:])
     /// The last sequence number whose save is applied to `state`.
     let appliedThrough: Protected<UInt64>
-    /// Saves wait here for the ones before them to apply.
+    /// Saves written to the journal and not yet applied, by sequence number,
+    /// and the results of those applied for another save's thread.
+    let written = Protected<WrittenSaves>(WrittenSaves())
+    /// Held while saves are applied, so they apply in sequence order.
     let applyOrder = Monitor()
+    /// Signalled when saves are applied or dropped: a compaction waits here.
     let applied: Monitor.Condition
     /// One compaction at a time, and the automatic policy's bookkeeping.
     let compactions = CompactionCoordinator()
@@ -298,52 +312,99 @@ public final class Store: Sendable {
             }
             let payload = SavePayload(changes: save.changes, symbols: entitySymbols)
             guard case .groupCommit = journal.options.durability else {
-                return (try journal.append(payload, at: Date()), false)
+                let sequence = try journal.append(payload, at: Date())
+                written.withLock { $0.unapplied[sequence] = save.changes }
+                return (sequence, false)
             }
             announced = false  // the write takes it over, also when it fails
             let sequence = try journal.write(payload, announced: true)
             inFlight.withLock { inFlight in
                 for change in save.changes { inFlight[id(change.entity, change.key)] = sequence }
             }
+            // Queued in sequence order: each save is queued before the next
+            // can be written.
+            written.withLock { $0.unapplied[sequence] = save.changes }
             return (sequence, true)
         }
-        var durable: (any Error)?
         if waitOutsideLock {
-            do { try journal.waitUntilDurable(sequence) } catch { durable = error }
-        }
-        // Apply in sequence order, even when flushes wake saves out of order.
-        applyOrder.lock()
-        while appliedThrough.withLock({ $0 }) < sequence - 1 { applied.wait() }
-        var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
-        if durable == nil {
-            state.withLock { state in
-                for change in save.changes {
-                    state.apply(change, version: sequence)
-                    let id = id(change.entity, change.key)
-                    switch change {
-                    case .insert: result.inserted.append(id)
-                    case .update: result.updated.append(id)
-                    case .delete: result.deleted.append(id)
-                    }
-                }
-                state.settleIndexes()
+            do throws(LogStoreError) {
+                try journal.waitUntilDurable(sequence)
+            } catch {
+                dropUnapplied(sequence)
+                throw error
             }
         }
-        if waitOutsideLock {
-            inFlight.withLock { inFlight in
-                for change in save.changes {
+        let result = applyWrittenSaves(through: sequence)
+        for handler in observers.withLock({ Array($0.values) }) { handler(result) }
+        compactInBackgroundIfDue()
+        return result
+    }
+
+    /// Applies to the committed state, in sequence order, every written
+    /// save up to `sequence`, which is durable (and so is every save before
+    /// it: a flush covers all frames written before it), and returns the
+    /// changes of save `sequence`.
+    ///
+    /// The first of a flush's savers to get here applies the saves of the
+    /// others before it too, and the others find theirs done. Each waiting
+    /// for its turn instead woke every saver after each apply, and under
+    /// group commit those wakeups cost more than the flush they shared.
+    private func applyWrittenSaves(through sequence: UInt64) -> StoreChanges {
+        applyOrder.lock()
+        defer { applyOrder.unlock() }
+        let first = appliedThrough.withLock { $0 } + 1
+        if first <= sequence {
+            let saves = written.withLock { written in
+                (first...sequence).map { written.unapplied.removeValue(forKey: $0) ?? [] }
+            }
+            let results = state.withLock { state in
+                let results = zip(first...sequence, saves).map { sequence, changes in
+                    var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+                    for change in changes {
+                        state.apply(change, version: sequence)
+                        let id = id(change.entity, change.key)
+                        switch change {
+                        case .insert: result.inserted.append(id)
+                        case .update: result.updated.append(id)
+                        case .delete: result.deleted.append(id)
+                        }
+                    }
+                    return result
+                }
+                state.settleIndexes()
+                return results
+            }
+            forgetInFlight(zip(first...sequence, saves))
+            written.withLock { written in
+                for result in results.dropLast() { written.results[result.sequence] = result }
+            }
+            appliedThrough.withLock { $0 = sequence }
+            applied.broadcast()
+            return results.last!
+        }
+        return written.withLock { $0.results.removeValue(forKey: sequence) } ?? StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+    }
+
+    /// Forgets a save whose flush failed: it is never applied.
+    private func dropUnapplied(_ sequence: UInt64) {
+        applyOrder.lock()
+        defer { applyOrder.unlock() }
+        guard let changes = written.withLock({ $0.unapplied.removeValue(forKey: sequence) }) else { return }
+        forgetInFlight([(sequence, changes)])
+        applied.broadcast()
+    }
+
+    /// Saves no longer in flight (group commit): applied, or failed.
+    private func forgetInFlight(_ saves: some Sequence<(UInt64, [SlotChange])>) {
+        guard case .groupCommit = journal.options.durability else { return }
+        inFlight.withLock { inFlight in
+            for (sequence, changes) in saves {
+                for change in changes {
                     let id = id(change.entity, change.key)
                     if inFlight[id] == sequence { inFlight[id] = nil }
                 }
             }
         }
-        appliedThrough.withLock { $0 = sequence }
-        applied.broadcast()
-        applyOrder.unlock()
-        if let durable { throw durable }
-        for handler in observers.withLock({ Array($0.values) }) { handler(result) }
-        compactInBackgroundIfDue()
-        return result
     }
 
     /// A journal record change with names resolved against `model`; nil for
