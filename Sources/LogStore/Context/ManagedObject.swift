@@ -56,7 +56,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     var savingStored: [StoredValue]?
     var links: [Link?] = []
     var committedLinks: [Link?] = []
-    @exclusivity(unchecked) var changedSlots: SlotSet = []
+    @exclusivity(unchecked) var changedSlots = SlotSet()
     /// The record's version when loaded; nil for an object not yet saved.
     var version: UInt64?
     @exclusivity(unchecked) public internal(set) var isFault = true

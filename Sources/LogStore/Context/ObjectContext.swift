@@ -28,14 +28,17 @@ public final class ObjectContext {
     /// How a conflicting save is resolved; `.error` by default.
     public var mergePolicy: MergePolicy = .error
 
-    private var registered = IdentityMap()
+    // Unchecked exclusivity: a context is confined to its executor, and
+    // these are never accessed twice at once; the run-time checks were a
+    // fortieth of a run of lookups by ID.
+    @exclusivity(unchecked) private var registered = IdentityMap()
     /// Objects inserted since the last save, in insertion order (those
     /// deleted again are skipped where it matters). Arrays, not dictionaries:
     /// a bulk insert should not pay for hashing every ID twice.
-    private var inserted: [ManagedObject] = []
+    @exclusivity(unchecked) private var inserted: [ManagedObject] = []
     private var deletedObjects: [ObjectID: ManagedObject] = [:]
     /// Saved objects changed since the last save, each once (``ManagedObject/isTracked``).
-    private var changed: [ManagedObject] = []
+    @exclusivity(unchecked) private var changed: [ManagedObject] = []
     /// Errors from subscript writes, which cannot throw; the next save reports them.
     private var misuse: [LogStoreError] = []
     /// Changed objects the save being prepared writes nothing for (only a
@@ -628,14 +631,14 @@ public final class ObjectContext {
         object.committedStored = object.savingStored ?? object.committedStored
         object.savingStored = nil
         object.committedLinks = object.links
-        object.changedSlots = []
+        object.changedSlots = SlotSet()
         object.version = version
     }
 
     /// Drops an object's unsaved changes: it becomes a fault again.
     private func discardChanges(_ object: ManagedObject) {
         guard !object.isInserted else { return }
-        object.changedSlots = []
+        object.changedSlots = SlotSet()
         object.isDeleted = false
         object.isFault = true
         object.links = []

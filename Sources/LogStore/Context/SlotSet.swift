@@ -7,7 +7,11 @@ struct SlotSet: Sequence, ExpressibleByArrayLiteral {
     private var low: UInt64 = 0
     private var high: Set<Int> = []
 
-    init(arrayLiteral slots: Int...) { self.init(slots) }
+    init() {}
+
+    init(arrayLiteral slots: Int...) {
+        for slot in slots { insert(slot) }
+    }
 
     init(_ slots: some Sequence<Int>) {
         for slot in slots { insert(slot) }
