@@ -47,18 +47,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     // isolation domain and LogStore never holds two accesses to one of these
     // at once; the run-time checks were a twentieth of a bulk insert.
     @exclusivity(unchecked) var stored: [StoredValue] = []
-    var committedStored: [StoredValue] = []
+    @exclusivity(unchecked) var committedStored: [StoredValue] = []
     /// Transformable attributes' values as the app's types, by slot, once
     /// read or written.
     @exclusivity(unchecked) var transformed: [Int: Any?] = [:]
     /// The stored values a save in progress writes, which become `stored`
     /// and `committedStored` once it succeeds.
-    var savingStored: [StoredValue]?
-    var links: [Link?] = []
-    var committedLinks: [Link?] = []
+    @exclusivity(unchecked) var savingStored: [StoredValue]?
+    @exclusivity(unchecked) var links: [Link?] = []
+    @exclusivity(unchecked) var committedLinks: [Link?] = []
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// The record's version when loaded; nil for an object not yet saved.
-    var version: UInt64?
+    @exclusivity(unchecked) var version: UInt64?
     @exclusivity(unchecked) public internal(set) var isFault = true
     @exclusivity(unchecked) public internal(set) var isInserted = false
     @exclusivity(unchecked) public internal(set) var isDeleted = false

@@ -95,7 +95,10 @@ extension timespec {
 /// and CI runs the concurrency tests under ThreadSanitizer.
 final class Protected<Value>: @unchecked Sendable {
     private let monitor = Monitor()
-    private var value: Value
+    // Unchecked exclusivity: the mutex already makes every access
+    // exclusive (a nested withLock would deadlock before it overlapped),
+    // and the run-time check cost as much as the lock on hot paths.
+    @exclusivity(unchecked) private var value: Value
 
     init(_ value: Value) { self.value = value }
 
