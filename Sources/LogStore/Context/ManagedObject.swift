@@ -328,13 +328,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 @propertyWrapper
 public struct Managed<Value> {
     public let key: String
+
     /// `Value`'s ``AttributeValue`` conformance, when it has one: values of
-    /// such types are read and written without going through `Any`.
-    @usableFromInline let direct: (any AttributeValue.Type)?
+    /// such types are read and written without going through `Any`. Not
+    /// stored: every object carries its wrappers, and in the app's property
+    /// accessors, where `Value` is known, the check folds to a constant.
+    @inlinable @inline(__always)
+    var direct: (any AttributeValue.Type)? { Value.self as? any AttributeValue.Type }
 
     public init(_ key: String) {
         self.key = key
-        direct = nil
     }
 
     @available(*, unavailable, message: "@Managed works only inside a ManagedObject subclass")
@@ -365,13 +368,6 @@ public struct Managed<Value> {
     }
 }
 
-extension Managed where Value: AttributeValue {
-    /// A property of a type the store holds as it is (``AttributeValue``).
-    public init(_ key: String) {
-        self.key = key
-        direct = Value.self
-    }
-}
 
 /// Conversions between the untyped storage and `@Managed` property types.
 @usableFromInline
