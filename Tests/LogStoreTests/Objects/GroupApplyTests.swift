@@ -17,7 +17,7 @@ struct GroupApplyTests {
             let token = store.addObserver { changes in notified.withLock { $0.append(changes) } }
             defer { store.removeObserver(token) }
 
-            let threads = 8, savesPerThread = 10
+            let threads = 8, savesPerThread = 40
             let insertedIDs = Protected<[ObjectID]>([])
             let problems = Protected<[String]>([])
             let finished = DispatchGroup()
