@@ -41,7 +41,7 @@ struct IdentityMap: ~Copyable {
             let hash = id.spreadHash
             var index = home(hash)
             while let object = entries[index].object {
-                if entries[index].hash == hash, object._withUnsafeGuaranteedRef({ $0.objectID == id }) { return object.takeUnretainedValue() }
+                if entries[index].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { return object.takeUnretainedValue() }
                 index = (index &+ 1) & mask
             }
             return nil
@@ -83,7 +83,7 @@ struct IdentityMap: ~Copyable {
         let hash = id.spreadHash
         var index = home(hash)
         while let existing = entries[index].object {
-            if entries[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.objectID == id }) {
+            if entries[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.has(id) }) {
                 entries[index].object = Unmanaged.passRetained(object)
                 existing.release()
                 return
@@ -100,7 +100,7 @@ struct IdentityMap: ~Copyable {
         var hole = home(hash)
         while true {
             guard let object = entries[hole].object else { return }
-            if entries[hole].hash == hash, object._withUnsafeGuaranteedRef({ $0.objectID == id }) { break }
+            if entries[hole].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { break }
             hole = (hole &+ 1) & mask
         }
         let removed = entries[hole].object

@@ -29,14 +29,24 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// A token only LogStore can make: contexts create objects, apps do not.
     public struct Creation {
         let entity: EntityDescription
-        let id: ObjectID
-        let context: ObjectContext
+        let key: UInt64
+        let context: ContextReference
     }
 
     public let entity: EntityDescription
-    public let objectID: ObjectID
+    /// The record's key: with the entity and the store, the object's ID. The
+    /// ID is made when asked for rather than stored, which would make every
+    /// object 48 bytes larger.
+    let recordKey: UInt64
+    private let contextReference: ContextReference
+
+    /// The permanent identity of this object.
+    public var objectID: ObjectID {
+        ObjectID(storeID: contextReference.storeID, entity: entity, key: recordKey)
+    }
+
     /// The context that owns this object (nil once that context is gone).
-    public private(set) weak var managedObjectContext: ObjectContext?
+    public var managedObjectContext: ObjectContext? { contextReference.context }
 
     // Attribute values, in slot order, as the store holds them: a write
     // converts once (and checks the type), a save writes them as they are.
@@ -67,8 +77,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     public required init(_ creation: Creation) {
         entity = creation.entity
-        objectID = creation.id
-        managedObjectContext = creation.context
+        recordKey = creation.key
+        contextReference = creation.context
+    }
+
+    /// Whether `id` is this object's ID, compared without making it.
+    func has(_ id: ObjectID) -> Bool {
+        recordKey == id.key && entity.name == id.entityName && contextReference.storeID == id.storeID
     }
 
     // MARK: - Hooks

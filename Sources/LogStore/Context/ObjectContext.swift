@@ -46,9 +46,19 @@ public final class ObjectContext {
     /// record's version, so the context must too.
     private var unwrittenInSave: Set<ObjectIdentifier> = []
 
-    init(store: Store) { self.store = store }
+    /// What this context's objects hold of it.
+    let reference: ContextReference
 
-    deinit { registered.removeAllInAddressOrder() }
+    init(store: Store) {
+        self.store = store
+        reference = ContextReference(storeID: store.storeID)
+        reference.context = self
+    }
+
+    deinit {
+        reference.context = nil
+        registered.removeAllInAddressOrder()
+    }
 
     // MARK: - State
 
@@ -79,7 +89,7 @@ public final class ObjectContext {
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
         let id = store.id(entity, store.allocateKey(for: entity))
-        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
+        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, key: id.key, context: reference))
         object.stored = entity.defaults
         if !entity.savesStoredValuesAsTheyAre {
             for (index, attribute) in entity.attributes.enumerated() {
@@ -118,7 +128,7 @@ public final class ObjectContext {
             throw LogStoreError(.objectNotFound, "\(id) belongs to store \(id.storeID), not \(store.storeID) (\(store.path))", entity: id.entityName)
         }
         let entity = try store.entity(of: id)
-        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, id: id, context: self))
+        let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, key: id.key, context: reference))
         registered[id] = object
         if prefetching { store.prefetchValues(id) }
         return object
@@ -293,13 +303,13 @@ public final class ObjectContext {
         var live: [ManagedObject] = []
         var excluded = Set<UInt64>()
         for object in inserted where object.entity === entity {
-            excluded.insert(object.objectID.key)
+            excluded.insert(object.recordKey)
             if !object.isDeleted { live.append(object) }
         }
         for object in changed where object.entity === entity && object.hasChanges && !object.isDeleted {
-            if excluded.insert(object.objectID.key).inserted { live.append(object) }
+            if excluded.insert(object.recordKey).inserted { live.append(object) }
         }
-        for object in deletedObjects.values where object.entity === entity { excluded.insert(object.objectID.key) }
+        for object in deletedObjects.values where object.entity === entity { excluded.insert(object.recordKey) }
         return (live, excluded)
     }
 
@@ -372,7 +382,7 @@ public final class ObjectContext {
             }
         } else if let destination = store.model.entitiesByName[relationship.destination] {
             let inverseSlot = destination.attributes.count + relationship.inverseIndex
-            ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.objectID.key).sorted().map { store.id(destination.name, $0) }
+            ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.recordKey).sorted().map { store.id(destination.name, $0) }
         }
         // Objects deleted in this context are gone from its relationships.
         ids = ids.filter { deletedObjects[$0] == nil }
@@ -533,7 +543,7 @@ public final class ObjectContext {
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
             let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
-            changes.append(.insert(entity: object.entity, key: object.objectID.key, values: relationships.isEmpty ? values : values + relationships))
+            changes.append(.insert(entity: object.entity, key: object.recordKey, values: relationships.isEmpty ? values : values + relationships))
         }
         for object in changed where object.isUpdated {
             let entity = object.entity
@@ -552,7 +562,7 @@ public final class ObjectContext {
                 unwrittenInSave.insert(ObjectIdentifier(object))
                 continue
             }
-            changes.append(.update(entity: entity, key: object.objectID.key, slots: slots))
+            changes.append(.update(entity: entity, key: object.recordKey, slots: slots))
             if let version = object.version { versions[object.objectID] = version }
         }
         for object in deletedObjects.values.sorted(by: { $0.objectID < $1.objectID }) {
@@ -564,7 +574,7 @@ public final class ObjectContext {
             }
             do throws(LogStoreError) { try object.validateForDelete() } catch { problems.append(error) }
             guard !object.isInserted else { continue }
-            changes.append(.delete(entity: object.entity, key: object.objectID.key))
+            changes.append(.delete(entity: object.entity, key: object.recordKey))
             if let version = object.version { versions[object.objectID] = version }
         }
         guard problems.isEmpty else {

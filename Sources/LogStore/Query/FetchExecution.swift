@@ -98,7 +98,7 @@ struct FetchExecution {
         if let source {
             binder.fetchSource = { _, path throws(LogStoreError) in
                 let subject = ObjectSubject(object: source, context: context)
-                guard !path.isEmpty else { return .object(entity: source.entity.index, key: source.objectID.key) }
+                guard !path.isEmpty else { return .object(entity: source.entity.index, key: source.recordKey) }
                 let bound = try PredicateBinder(model: model).path(path, from: source.entity)
                 return PredicateEvaluation.value(bound, subject)
             }

@@ -72,7 +72,7 @@ struct ObjectSubject: PredicateSubject {
     let context: ObjectContext
 
     var entityIndex: Int { object.entity.index }
-    var key: UInt64 { object.objectID.key }
+    var key: UInt64 { object.recordKey }
 
     func attribute(_ index: Int) -> StoredValue {
         object.fulfill()

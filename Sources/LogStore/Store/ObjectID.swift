@@ -29,6 +29,11 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.entityIndex = entityIndex
     }
 
+    /// The ID of the record with `key` of `entity`, in the store `storeID`.
+    init(storeID: UUID, entity: EntityDescription, key: UInt64) {
+        self.init(storeID: storeID, entityName: entity.name, key: key, entityHash: entity.nameHash, entityIndex: entity.index)
+    }
+
     /// The ID of the object with `key` of the entity `entityName` in the
     /// store `storeID`. Like an ID parsed from a URI, it may name an object
     /// that does not exist: ``ObjectContext/existingObject(with:)`` says.

@@ -271,7 +271,7 @@ public final class Store: Sendable {
     }
 
     func id(_ entity: EntityDescription, _ key: UInt64) -> ObjectID {
-        ObjectID(storeID: cachedStoreID, entityName: entity.name, key: key, entityHash: entity.nameHash, entityIndex: entity.index)
+        ObjectID(storeID: cachedStoreID, entity: entity, key: key)
     }
 
     // MARK: - Saving

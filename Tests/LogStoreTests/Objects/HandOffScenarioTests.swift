@@ -108,6 +108,8 @@ struct HandOffScenarioTests {
             #expect(laptops.first?["color"] as? LaptopColor == .red)
             let released = try store.newContext().fetchAll("Laptop")
             #expect(throws: LogStoreError.self, "an object whose context is gone fails clearly") { try released.first?.value(forKey: "model") }
+            #expect(released.first?.managedObjectContext == nil)
+            #expect(released.first?.objectID == laptops.first?.objectID, "its ID outlives its context")
         }
     }
 

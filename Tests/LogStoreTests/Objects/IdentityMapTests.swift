@@ -15,7 +15,7 @@ struct IdentityMapTests {
         try withStore(model) { store, _ in
             let context = store.newContext()
             func makeObject(_ entity: EntityDescription, _ key: UInt64) -> ManagedObject {
-                ManagedObject(ManagedObject.Creation(entity: entity, id: store.id(entity, key), context: context))
+                ManagedObject(ManagedObject.Creation(entity: entity, key: key, context: context.reference))
             }
             var map = IdentityMap()
             var expected: [ObjectID: ManagedObject] = [:]
