@@ -25,22 +25,33 @@ struct ByteReader {
     var remaining: Int { buffer.count - position }
     var isAtEnd: Bool { position == buffer.count }
 
+    // The reads of single bytes and fixed-width numbers are inlined, and
+    // their failure is made out of line: building its message in place kept
+    // them from inlining, and decoding a record calls them for every value.
+    @inline(__always)
     func peekByte() throws(DecodeFailure) -> UInt8 {
-        guard position < buffer.count else { throw DecodeFailure("unexpected end of data at byte \(position)") }
+        guard position < buffer.count else { throw endOfData() }
         return buffer[position]
     }
 
+    @inline(__always)
     mutating func readByte() throws(DecodeFailure) -> UInt8 {
         let byte = try peekByte()
         position += 1
         return byte
     }
 
+    @inline(__always)
     mutating func readFixed<T: FixedWidthInteger>(_: T.Type) throws(DecodeFailure) -> T {
         let size = MemoryLayout<T>.size
-        guard remaining >= size else { throw DecodeFailure("unexpected end of data at byte \(position)") }
+        guard remaining >= size else { throw endOfData() }
         defer { position += size }
         return T(littleEndian: buffer.loadUnaligned(fromByteOffset: position, as: T.self))
+    }
+
+    @inline(never)
+    private func endOfData() -> DecodeFailure {
+        DecodeFailure("unexpected end of data at byte \(position)")
     }
 
     mutating func readVarint() throws(DecodeFailure) -> UInt64 {

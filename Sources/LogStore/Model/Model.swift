@@ -6,8 +6,10 @@ import Foundation
 enum Property {
     case attribute(Int)
     case relationship(Int)
-    case derived(DerivedAttribute)
-    case fetched(FetchedProperty)
+    // Boxed: a fetched property's description is hundreds of bytes, and
+    // every read by key would copy it around with each attribute index.
+    indirect case derived(DerivedAttribute)
+    indirect case fetched(FetchedProperty)
 }
 
 /// A relationship with its inverse resolved.

@@ -56,6 +56,7 @@ struct EntityTable: Sendable {
 
     /// Starts loading where the record with `key` is into the cache, for a
     /// ``record(_:)`` soon after.
+    @inline(__always)
     func prefetch(_ key: UInt64) {
         guard key < UInt64(entries.count) else { return }
         entries.withUnsafeBufferPointer { logstore_prefetch($0.baseAddress! + Int(key)) }

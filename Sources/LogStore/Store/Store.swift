@@ -238,21 +238,21 @@ public final class Store: Sendable {
         guard id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName else {
             return state.withLock { $0.record(id.entityName, id.key) }
         }
-        return state.withLock { $0.record(entity, id.key) }
+        return state.withLock { $0.withTable(entity.index) { $0.record(id.key) } }
     }
 
     /// Starts loading where the record of `id` is into the cache: a context
     /// making a fault calls it, so that the miss overlaps making the object.
     func prefetchRecord(_ id: ObjectID) {
         guard id.entityIndex >= 0, id.entityIndex < model.entities.count else { return }
-        state.withLock { $0.tables[id.entityIndex].prefetch(id.key) }
+        state.withLock { $0.withTable(id.entityIndex) { $0.prefetch(id.key) } }
     }
 
     /// Starts loading the values of `id`'s record into the cache, once
     /// ``prefetchRecord(_:)`` brought its table entry in.
     func prefetchValues(_ id: ObjectID) {
         guard id.entityIndex >= 0, id.entityIndex < model.entities.count else { return }
-        state.withLock { $0.tables[id.entityIndex].prefetchValues(id.key) }
+        state.withLock { $0.withTable(id.entityIndex) { $0.prefetchValues(id.key) } }
     }
 
     func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
