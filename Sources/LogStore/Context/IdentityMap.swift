@@ -4,7 +4,8 @@
 ///
 /// An open-addressing table (linear probing, backward-shift deletion) of the
 /// objects themselves, which carry their IDs, beside each ID's hash: one
-/// multiplication of its key and entity hash. Probing and growing compare
+/// multiplication of its key and entity hash, which keeps eight keys in a
+/// row together (``ObjectID/runHash``). Probing and growing compare
 /// and move hashes, and look at an object only when its hash matches. A
 /// bulk insert registers every new object here, and a
 /// `Dictionary<ObjectID, ManagedObject>` spent most of that time in SipHash,
@@ -38,7 +39,7 @@ struct IdentityMap: ~Copyable {
     subscript(id: ObjectID) -> ManagedObject? {
         get {
             guard count > 0 else { return nil }
-            let hash = id.spreadHash
+            let hash = id.runHash
             var index = home(hash)
             while let object = entries[index].object {
                 if entries[index].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { return object.takeUnretainedValue() }
@@ -74,13 +75,15 @@ struct IdentityMap: ~Copyable {
     /// Every object, in no particular order.
     var objects: [ManagedObject] { entries.compactMap { $0.object?.takeUnretainedValue() } }
 
+    /// The slot where an ID with `hash` (``ObjectID/runHash``) belongs:
+    /// its run's first slot, and as many after it as its key's low bits say.
     private func home(_ hash: UInt64) -> Int {
-        Int(truncatingIfNeeded: hash >> shift)
+        (Int(truncatingIfNeeded: hash >> shift) &+ Int(truncatingIfNeeded: hash & 7)) & mask
     }
 
     private mutating func insert(_ object: ManagedObject, for id: ObjectID) {
         if (count + 1) * 4 > entries.count * 3 { grow() }
-        let hash = id.spreadHash
+        let hash = id.runHash
         var index = home(hash)
         while let existing = entries[index].object {
             if entries[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.has(id) }) {
@@ -96,7 +99,7 @@ struct IdentityMap: ~Copyable {
 
     private mutating func remove(_ id: ObjectID) {
         guard count > 0 else { return }
-        let hash = id.spreadHash
+        let hash = id.runHash
         var hole = home(hash)
         while true {
             guard let object = entries[hole].object else { return }
