@@ -25,96 +25,96 @@ public protocol AttributeValue {
 }
 
 extension String: AttributeValue {
-    public var storedValue: StoredValue { .string(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .string(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .string(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Bool: AttributeValue {
-    public var storedValue: StoredValue { .bool(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .bool(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .bool(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Int16: AttributeValue {
-    public var storedValue: StoredValue { .int16(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .int16(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .int16(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Int32: AttributeValue {
-    public var storedValue: StoredValue { .int32(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .int32(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .int32(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Int64: AttributeValue {
-    public var storedValue: StoredValue { .int64(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .int64(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .int64(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Int: AttributeValue {
-    public var storedValue: StoredValue { .int64(Int64(self)) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .int64(Int64(self)) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .int64(let value) = storedValue, let int = Int(exactly: value) else { return nil }
         self = int
     }
 }
 
 extension Double: AttributeValue {
-    public var storedValue: StoredValue { .double(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .double(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .double(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Float: AttributeValue {
-    public var storedValue: StoredValue { .float(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .float(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .float(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Date: AttributeValue {
-    public var storedValue: StoredValue { .date(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .date(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .date(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Data: AttributeValue {
-    public var storedValue: StoredValue { .data(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .data(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .data(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension UUID: AttributeValue {
-    public var storedValue: StoredValue { .uuid(self) }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { .uuid(self) }
+    @inlinable public init?(storedValue: StoredValue) {
         guard case .uuid(let value) = storedValue else { return nil }
         self = value
     }
 }
 
 extension Optional: AttributeValue where Wrapped: AttributeValue {
-    public var storedValue: StoredValue { self?.storedValue ?? .null }
-    public init?(storedValue: StoredValue) {
+    @inlinable public var storedValue: StoredValue { self?.storedValue ?? .null }
+    @inlinable public init?(storedValue: StoredValue) {
         if case .null = storedValue {
             self = .none
         } else if let value = Wrapped(storedValue: storedValue) {

@@ -260,37 +260,25 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     // MARK: - Typed access (`@Managed` properties of ``AttributeValue`` types)
 
-    /// The value of attribute `key` as `Value` (whose ``AttributeValue``
-    /// conformance is `type`), or nil when it must take the general path:
-    /// not a plain attribute, or a stored value of another type.
+    /// The stored value of attribute `key`, or nil when it must take the
+    /// general path: not a plain attribute, or not loaded.
     @usableFromInline
-    func directValue<Value>(forKey key: String, as type: any AttributeValue.Type) -> Value? {
+    func storedValue(forDirectKey key: String) -> StoredValue? {
         guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return nil }
         fulfill()
         guard index < stored.count else { return nil }
-        return Self.convert(stored[index], to: type)
+        return stored[index]
     }
 
-    /// Writes `value` (whose ``AttributeValue`` conformance is `type`) to
-    /// attribute `key` when it is a plain attribute of exactly its type;
-    /// false sends the caller down the general path, which converts or
-    /// reports the problem.
+    /// Writes `value` to attribute `key` when it is a plain attribute of
+    /// exactly its type; false sends the caller down the general path,
+    /// which converts it or reports the problem.
     @usableFromInline
-    func setDirectValue<Value>(_ value: Value, forKey key: String, as type: any AttributeValue.Type) -> Bool {
-        guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return false }
-        let converted = Self.storedValue(of: value, as: type)
-        guard entity.attributes[index].type.holds(converted) else { return false }
-        do throws(LogStoreError) { try write(converted, at: index, key) } catch { return false }
+    func setStoredValue(_ value: StoredValue, forDirectKey key: String) -> Bool {
+        guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index],
+              entity.attributes[index].type.holds(value) else { return false }
+        do throws(LogStoreError) { try write(value, at: index, key) } catch { return false }
         return true
-    }
-
-    private static func convert<Value, Direct: AttributeValue>(_ stored: StoredValue, to: Direct.Type) -> Value? {
-        // `Direct` is `Value` (Managed's initializer made it so).
-        Direct(storedValue: stored).map { unsafeBitCast($0, to: Value.self) }
-    }
-
-    private static func storedValue<Value, Direct: AttributeValue>(of value: Value, as: Direct.Type) -> StoredValue {
-        unsafeBitCast(value, to: Direct.self).storedValue
     }
 
     /// Loads the values of a fault from the store.
@@ -344,13 +332,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 public struct Managed<Value> {
     public let key: String
 
-    /// `Value`'s ``AttributeValue`` conformance, when it has one: values of
-    /// such types are read and written without going through `Any`. Not
-    /// stored: every object carries its wrappers, and in the app's property
-    /// accessors, where `Value` is known, the check folds to a constant.
-    @inlinable @inline(__always)
-    var direct: (any AttributeValue.Type)? { Value.self as? any AttributeValue.Type }
-
     public init(_ key: String) {
         self.key = key
     }
@@ -363,7 +344,11 @@ public struct Managed<Value> {
 
     // Inlinable so that the app's module sees the storage key path as a
     // literal and reads the wrapper as a plain stored property: applying
-    // the key path at run time was a tenth of a bulk insert.
+    // the key path at run time was a tenth of a bulk insert. There, where
+    // `Value` is known, the check for an ``AttributeValue`` folds to a
+    // constant and the conversion is specialized for the one type: as a
+    // generic call into LogStore it went through value witnesses, and was
+    // more than half of making an object and setting its values.
     @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
@@ -371,18 +356,35 @@ public struct Managed<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Managed<Value>>
     ) -> Value {
         @inline(__always) get {
-            let storage = object[keyPath: storageKeyPath]
-            if let direct = storage.direct, let value: Value = object.directValue(forKey: storage.key, as: direct) { return value }
-            return ManagedValue.cast(object[storage.key], as: Value.self)
+            let key = object[keyPath: storageKeyPath].key
+            if let direct = Value.self as? any AttributeValue.Type,
+               let stored = object.storedValue(forDirectKey: key),
+               let value: Value = Self.value(of: stored, as: direct) {
+                return value
+            }
+            return ManagedValue.cast(object[key], as: Value.self)
         }
         @inline(__always) set {
-            let storage = object[keyPath: storageKeyPath]
-            if let direct = storage.direct, object.setDirectValue(newValue, forKey: storage.key, as: direct) { return }
-            object[storage.key] = ManagedValue.unwrap(newValue)
+            let key = object[keyPath: storageKeyPath].key
+            if let direct = Value.self as? any AttributeValue.Type,
+               object.setStoredValue(Self.storedValue(of: newValue, as: direct), forDirectKey: key) {
+                return
+            }
+            object[key] = ManagedValue.unwrap(newValue)
         }
     }
-}
 
+    // `Direct` is `Value`: the callers found it by casting `Value.self`.
+    @inlinable @inline(__always)
+    static func value<Direct: AttributeValue>(of stored: StoredValue, as: Direct.Type) -> Value? {
+        Direct(storedValue: stored).map { unsafeBitCast($0, to: Value.self) }
+    }
+
+    @inlinable @inline(__always)
+    static func storedValue<Direct: AttributeValue>(of value: Value, as: Direct.Type) -> StoredValue {
+        unsafeBitCast(value, to: Direct.self).storedValue
+    }
+}
 
 /// Conversions between the untyped storage and `@Managed` property types.
 @usableFromInline

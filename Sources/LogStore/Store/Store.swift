@@ -22,6 +22,34 @@ public struct StoreChanges: Sendable, Hashable {
     public var sequence: UInt64
 }
 
+extension StoreChanges {
+    /// The IDs `changes` touch, by kind, made by `id`. Each list is sized
+    /// first, so that a bulk insert's million IDs (56 MB) are not copied
+    /// again at every doubling.
+    init(_ changes: [SlotChange], sequence: UInt64, id: (EntityDescription, UInt64) -> ObjectID) {
+        var counts = (inserted: 0, updated: 0, deleted: 0)
+        for change in changes {
+            switch change {
+            case .insert: counts.inserted += 1
+            case .update: counts.updated += 1
+            case .delete: counts.deleted += 1
+            }
+        }
+        self.init(inserted: [], updated: [], deleted: [], sequence: sequence)
+        inserted.reserveCapacity(counts.inserted)
+        updated.reserveCapacity(counts.updated)
+        deleted.reserveCapacity(counts.deleted)
+        for change in changes {
+            let id = id(change.entity, change.key)
+            switch change {
+            case .insert: inserted.append(id)
+            case .update: updated.append(id)
+            case .delete: deleted.append(id)
+            }
+        }
+    }
+}
+
 /// Saves between their write to the journal and their apply to the
 /// committed state (``Store/applyWrittenSaves(through:)``).
 struct WrittenSaves: Sendable {
@@ -359,17 +387,8 @@ public final class Store: Sendable {
             }
             let results = state.withLock { state in
                 let results = zip(first...sequence, saves).map { sequence, changes in
-                    var result = StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
-                    for change in changes {
-                        state.apply(change, version: sequence)
-                        let id = id(change.entity, change.key)
-                        switch change {
-                        case .insert: result.inserted.append(id)
-                        case .update: result.updated.append(id)
-                        case .delete: result.deleted.append(id)
-                        }
-                    }
-                    return result
+                    for change in changes { state.apply(change, version: sequence) }
+                    return StoreChanges(changes, sequence: sequence, id: id)
                 }
                 state.settleIndexes()
                 return results
