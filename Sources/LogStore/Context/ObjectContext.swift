@@ -535,6 +535,9 @@ public final class ObjectContext {
     private func prepareSave() throws(LogStoreError) -> PendingSave {
         var problems = misuse
         var changes: [SlotChange] = []
+        // At most one change per object: a bulk insert's million changes
+        // are then not copied again at every doubling.
+        changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
         var versions: [ObjectID: UInt64] = [:]
         unwrittenInSave = []
         for object in inserted where !object.isDeleted {
