@@ -14,39 +14,41 @@ struct PendingSave: Sendable {
 /// What a save changed, as every context of the store is told: the IDs
 /// of the records it inserted, updated and deleted, each once, in the order
 /// of the save.
+///
+/// The IDs are made when asked for, from the changes the save applied: a
+/// bulk insert of a million records would otherwise make a million IDs
+/// (56 MB) that nobody may read.
 public struct StoreChanges: Sendable, Hashable {
-    public var inserted: [ObjectID]
-    public var updated: [ObjectID]
-    public var deleted: [ObjectID]
     /// The journal sequence number of the save.
-    public var sequence: UInt64
-}
+    public let sequence: UInt64
+    private let storeID: UUID
+    private let changes: [SlotChange]
 
-extension StoreChanges {
-    /// The IDs `changes` touch, by kind, made by `id`. Each list is sized
-    /// first, so that a bulk insert's million IDs (56 MB) are not copied
-    /// again at every doubling.
-    init(_ changes: [SlotChange], sequence: UInt64, id: (EntityDescription, UInt64) -> ObjectID) {
-        var counts = (inserted: 0, updated: 0, deleted: 0)
-        for change in changes {
-            switch change {
-            case .insert: counts.inserted += 1
-            case .update: counts.updated += 1
-            case .delete: counts.deleted += 1
-            }
-        }
-        self.init(inserted: [], updated: [], deleted: [], sequence: sequence)
-        inserted.reserveCapacity(counts.inserted)
-        updated.reserveCapacity(counts.updated)
-        deleted.reserveCapacity(counts.deleted)
-        for change in changes {
-            let id = id(change.entity, change.key)
-            switch change {
-            case .insert: inserted.append(id)
-            case .update: updated.append(id)
-            case .delete: deleted.append(id)
-            }
-        }
+    init(_ changes: [SlotChange], sequence: UInt64, storeID: UUID) {
+        self.changes = changes
+        self.sequence = sequence
+        self.storeID = storeID
+    }
+
+    /// The records the save inserted.
+    public var inserted: [ObjectID] { ids { if case .insert = $0 { true } else { false } } }
+    /// The records the save updated.
+    public var updated: [ObjectID] { ids { if case .update = $0 { true } else { false } } }
+    /// The records the save deleted.
+    public var deleted: [ObjectID] { ids { if case .delete = $0 { true } else { false } } }
+
+    private func ids(of kind: (SlotChange) -> Bool) -> [ObjectID] {
+        changes.lazy.filter(kind).map { ObjectID(storeID: storeID, entity: $0.entity, key: $0.key) }
+    }
+
+    public static func == (lhs: StoreChanges, rhs: StoreChanges) -> Bool {
+        lhs.sequence == rhs.sequence && lhs.storeID == rhs.storeID
+            && lhs.inserted == rhs.inserted && lhs.updated == rhs.updated && lhs.deleted == rhs.deleted
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storeID)
+        hasher.combine(sequence)
     }
 }
 
@@ -388,7 +390,7 @@ public final class Store: Sendable {
             let results = state.withLock { state in
                 let results = zip(first...sequence, saves).map { sequence, changes in
                     for change in changes { state.apply(change, version: sequence) }
-                    return StoreChanges(changes, sequence: sequence, id: id)
+                    return StoreChanges(changes, sequence: sequence, storeID: cachedStoreID)
                 }
                 state.settleIndexes()
                 return results
@@ -401,7 +403,7 @@ public final class Store: Sendable {
             applied.broadcast()
             return results.last!
         }
-        return written.withLock { $0.results.removeValue(forKey: sequence) } ?? StoreChanges(inserted: [], updated: [], deleted: [], sequence: sequence)
+        return written.withLock { $0.results.removeValue(forKey: sequence) } ?? StoreChanges([], sequence: sequence, storeID: cachedStoreID)
     }
 
     /// Forgets a save whose flush failed: it is never applied.

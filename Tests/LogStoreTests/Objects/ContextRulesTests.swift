@@ -259,9 +259,36 @@ struct ContextRulesTests {
             store.removeObserver(token)
             let changes = try #require(received.withLock { $0.first })
             #expect(changes.updated == [office.objectID])
+            #expect(changes.inserted.isEmpty && changes.deleted.isEmpty)
             #expect(seen["city"] as? String == "Rome", "no merge until asked")
             reader.mergeChanges(from: changes)
             #expect(seen["city"] as? String == "Milan")
+        }
+    }
+
+    @Test("A save's changes list its inserted, updated and deleted IDs, each in the order of the save")
+    func changeLists() throws {
+        try withStore(try Company.model()) { store, _ in
+            let context = store.newContext()
+            let received = Locked<[StoreChanges]>([])
+            let token = store.addObserver { changes in received.withLock { $0.append(changes) } }
+            let offices = try (0..<4).map { _ in try context.insert("Office") }
+            try context.save()
+            offices[2]["city"] = "Oslo"
+            offices[0]["city"] = "Lima"
+            try context.delete(offices[1])
+            let added = try [context.insert("Office"), context.insert("Office")]
+            try context.save()
+            store.removeObserver(token)
+            let saves = received.withLock { $0 }
+            try #require(saves.count == 2)
+            #expect(saves[0].inserted == offices.map(\.objectID))
+            let changes = saves[1]
+            #expect(Set(changes.updated) == [offices[0].objectID, offices[2].objectID] && changes.updated.count == 2)
+            #expect(changes.deleted == [offices[1].objectID])
+            #expect(changes.inserted == added.map(\.objectID))
+            #expect(changes.sequence == saves[0].sequence + 1)
+            #expect(changes == changes && changes != saves[0])
         }
     }
 
