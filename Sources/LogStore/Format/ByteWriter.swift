@@ -17,6 +17,9 @@ struct ByteWriter {
 
     var count: Int { bytes.count }
 
+    /// How many bytes it can hold before it grows.
+    var capacity: Int { bytes.capacity }
+
     /// Empties the buffer, keeping its storage for reuse.
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 

@@ -206,6 +206,9 @@ public final class Journal: Sendable {
     /// What this journal has written since it was opened.
     public var statistics: JournalStatistics { writer.statistics }
 
+    /// The capacity of the writer's buffers kept for the next write.
+    var heldBufferBytes: Int { writer.heldBufferBytes }
+
     /// The symbol for an entity or attribute name, assigning a new one if the
     /// name has none yet. The name is written to the file with the first
     /// transaction appended after this call.

@@ -60,8 +60,13 @@ final class JournalWriter: @unchecked Sendable {
     /// The dictionary's size: the last this many bytes of small payloads.
     static let dictionarySize = 4 << 10
 
+    /// The payload and frame being written, reused from save to save.
     private var rawBuffer = ByteWriter(capacity: 4096)
     private var frameBuffer = ByteWriter(capacity: 4096)
+    /// The buffers are kept up to this capacity; a larger save's are let go
+    /// once it is written, so that an idle store does not hold the memory
+    /// of its largest save (about 100 MB after a million records).
+    static let keptBufferCapacity = 8 << 20
     private var counters = JournalStatistics()
 
     init(origin: TailOrigin, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
@@ -80,6 +85,9 @@ final class JournalWriter: @unchecked Sendable {
     }
 
     var statistics: JournalStatistics { locked { counters } }
+
+    /// The capacity of the buffers kept for the next write.
+    var heldBufferBytes: Int { locked { rawBuffer.capacity + frameBuffer.capacity } }
     var lastSequence: UInt64 { locked { nextSequence - 1 } }
     var validEnd: UInt64 { locked { endOffset } }
     /// Where the transactions start and end in the current file.
@@ -163,7 +171,11 @@ final class JournalWriter: @unchecked Sendable {
     func withdrawWrite() { arriving.subtract(1, ordering: .relaxed) }
 
     private func writeLocked(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
-        defer { arriving.subtract(1, ordering: .relaxed) }
+        defer {
+            arriving.subtract(1, ordering: .relaxed)
+            if rawBuffer.capacity > Self.keptBufferCapacity { rawBuffer = ByteWriter(capacity: 4096) }
+            if frameBuffer.capacity > Self.keptBufferCapacity { frameBuffer = ByteWriter(capacity: 4096) }
+        }
         try checkWritable()
         let sequence = nextSequence
         let carried = try encodeFrame(changes, sequence: sequence, time: time)

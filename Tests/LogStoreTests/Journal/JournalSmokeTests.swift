@@ -29,6 +29,26 @@ struct JournalSmokeTests {
         }
     }
 
+    @Test("A large transaction's buffers are let go once it is written; it reads back whole")
+    func largeBuffersReleased() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/large.logstore"
+            let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS))
+            let item = journal.symbol(for: "Item"), blob = journal.symbol(for: "blob")
+            let large = Data(repeating: 0x5A, count: 12 << 20)
+            try journal.append([.insert(RecordID(entity: item, key: 1), [Field(blob, .data(large))])])
+            #expect(journal.heldBufferBytes < JournalWriter.keptBufferCapacity, "an idle journal keeps no 12 MB buffers")
+            try journal.append([.insert(RecordID(entity: item, key: 2), [Field(blob, .data(Data([1, 2, 3])))])])
+            #expect(journal.heldBufferBytes < JournalWriter.keptBufferCapacity)
+            journal.close()
+            let reopened = try Journal(path: path, options: JournalFixtures.readOnly)
+            defer { reopened.close() }
+            let transactions = try reopened.transactions()
+            #expect(transactions.count == 2)
+            #expect(transactions.first?.changes == [.insert(RecordID(entity: item, key: 1), [Field(blob, .data(large))])])
+        }
+    }
+
     @Test("compression .none stores every payload raw; a file mixing raw and LZ4 frames reads back whole")
     func compressionNone() throws {
         try withTemporaryDirectory { directory in
