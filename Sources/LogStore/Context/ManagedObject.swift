@@ -74,6 +74,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) public internal(set) var isDeleted = false
     /// In its context's list of changed objects (kept there until the next save or rollback).
     @exclusivity(unchecked) var isTracked = false
+    /// Its record was deleted by another save before this object loaded it:
+    /// reading or writing it throws `.objectNotFound`.
+    @exclusivity(unchecked) var isGone = false
 
     public required init(_ creation: Creation) {
         entity = creation.entity
@@ -135,7 +138,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         set {
             do throws(LogStoreError) { try setValue(newValue, forKey: key) } catch {
                 // A subscript cannot throw: the save reports it, with entity and key.
-                managedObjectContext?.recordMisuse(error)
+                managedObjectContext?.recordMisuse(error, object: self, key: key)
             }
         }
     }
@@ -144,11 +147,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public func value(forKey key: String) throws(LogStoreError) -> Any? {
         switch try property(key) {
         case .attribute(let index):
-            fulfill()
+            try load(key)
             guard index < stored.count else { throw released(key) }
             return attributeValue(index)
-        case .relationship(let index): return relatedObjects(entity.attributes.count + index)
-        case .derived(let derived): return derived.compute(self)
+        case .relationship(let index):
+            try load(key)
+            return relatedObjects(entity.attributes.count + index)
+        case .derived(let derived):
+            try load(key)
+            return derived.compute(self)
         case .fetched(let fetched):
             guard let context = managedObjectContext else { throw released(key) }
             return try context.fetch(fetched, for: self)
@@ -167,6 +174,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 try prepareToWrite(key)
                 transformed[index] = .some(value)
                 try markChanged(index, key)
+                managedObjectContext?.clearMisuse(object: self, key: key)
                 return
             }
             guard let value else { return try write(.null, at: index, key) }
@@ -176,7 +184,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             try write(converted, at: index, key)
         case .relationship(let index):
             guard let context = managedObjectContext else { throw released(key) }
+            try load(key)
             try context.setRelationship(of: self, index: index, to: value)
+            context.clearMisuse(object: self, key: key)
         case .derived:
             throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
         case .fetched:
@@ -187,12 +197,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Adds `object` to the to-many relationship `key` (and sets the inverse).
     public func add(_ object: ManagedObject, to key: String) throws(LogStoreError) {
         guard let context = managedObjectContext else { throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) has no context", entity: entity.name, attribute: key) }
+        try load(key)
         try context.addToMany(of: self, key: key, object)
     }
 
     /// Removes `object` from the to-many relationship `key` (and clears the inverse).
     public func remove(_ object: ManagedObject, from key: String) throws(LogStoreError) {
         guard let context = managedObjectContext else { throw LogStoreError(.wrongContext, "\(entity.name) \(objectID) has no context", entity: entity.name, attribute: key) }
+        try load(key)
         try context.removeFromMany(of: self, key: key, object)
     }
 
@@ -236,9 +248,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return index < stored.count && stored[index] != .null
     }
 
-    /// Loads a fault so it can be written, or throws when its context is gone.
-    private func prepareToWrite(_ key: String) throws(LogStoreError) {
+    /// Loads a fault, or throws `.objectNotFound` when its record was
+    /// deleted by another save.
+    func load(_ key: String) throws(LogStoreError) {
         fulfill()
+        if isGone { throw gone(key) }
+    }
+
+    /// The error for using an object whose record another save deleted.
+    func gone(_ key: String? = nil) -> LogStoreError {
+        LogStoreError(.objectNotFound, "\(entity.name) \(objectID) was deleted by another save\(key.map { ", so \($0) cannot be read or written" } ?? ""); fetch again, or merge that save's changes into this context", entity: entity.name, attribute: key)
+    }
+
+    /// Loads a fault so it can be written, or throws when its record or its
+    /// context is gone.
+    private func prepareToWrite(_ key: String) throws(LogStoreError) {
+        try load(key)
         guard !stored.isEmpty || entity.attributes.isEmpty else { throw released(key) }
     }
 
@@ -247,6 +272,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         try prepareToWrite(key)
         stored[index] = value
         try markChanged(index, key)
+        managedObjectContext?.clearMisuse(object: self, key: key)
     }
 
     /// Records a change of `slot`; a saved object joins its context's
@@ -266,7 +292,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func storedValue(forDirectKey key: String) -> StoredValue? {
         guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return nil }
         fulfill()
-        guard index < stored.count else { return nil }
+        guard !isGone, index < stored.count else { return nil }
         return stored[index]
     }
 
@@ -297,6 +323,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             throw LogStoreError(.unknownKey, "\(entity.name).\(name) is not a relationship; it has the relationships \(entity.relationships.map(\.name).joined(separator: ", "))", entity: entity.name, attribute: name)
         }
         guard let context = managedObjectContext else { throw released(name) }
+        try load(name)
         return context.link(of: self, slot: entity.attributes.count + index).targets.sorted()
     }
 

@@ -39,8 +39,10 @@ public final class ObjectContext {
     private var deletedObjects: [ObjectID: ManagedObject] = [:]
     /// Saved objects changed since the last save, each once (``ManagedObject/isTracked``).
     @exclusivity(unchecked) private var changed: [ManagedObject] = []
-    /// Errors from subscript writes, which cannot throw; the next save reports them.
-    private var misuse: [LogStoreError] = []
+    /// Errors from subscript writes, which cannot throw, by object and key;
+    /// the next save reports them, unless a later write to the same key
+    /// succeeds.
+    private var misuse: [Misuse] = []
     /// Changed objects the save being prepared writes nothing for (only a
     /// derived side of a relationship changed): the store keeps their
     /// record's version, so the context must too.
@@ -144,6 +146,7 @@ public final class ObjectContext {
             throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
         }
         object.fulfill()
+        if object.isGone { throw object.gone() }
         return object
     }
 
@@ -183,6 +186,7 @@ public final class ObjectContext {
         try checkOwned(object)
         guard !object.isDeleted else { return }
         object.fulfill()
+        if object.isGone { throw object.gone() }
         object.isDeleted = true
         deletedObjects[object.objectID] = object
         for (index, relationship) in object.entity.relationships.enumerated() {
@@ -216,21 +220,83 @@ public final class ObjectContext {
             attempt += 1
             let save = try prepareSave()
             do {
-                let changes = try store.commit(save, ignoringVersions: mergePolicy == .objectWins)
-                didSave(changes)
+                let result = try store.commit(save, checkingVersions: mergePolicy != .objectWins)
+                didSave(result.changes)
+                reload(result.adjusted)
                 return
-            } catch let conflict as VersionConflict {
-                guard mergePolicy == .storeWins, attempt < 5 else {
-                    let list = conflict.objects.map(\.description).joined(separator: ", ")
-                    throw LogStoreError(.mergeConflict, "another save changed \(list) after this context loaded \(conflict.objects.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins", entity: conflict.objects.first?.entityName)
-                }
-                for id in conflict.objects {
-                    if let object = registered[id] { discardChanges(object) }
-                }
+            } catch let conflict as SaveConflict {
+                try resolve(conflict.conflicts, attempt: attempt)
             } catch let error as LogStoreError {
                 throw error
             } catch {
                 throw LogStoreError(.io, "the save failed: \(error)")
+            }
+        }
+    }
+
+    /// Resolves the conflicts of a refused save by the merge policy, so
+    /// that the save can be computed again, or throws `.mergeConflict`
+    /// naming every conflicting object.
+    ///
+    /// `.storeWins` takes the store's side of each: a record changed
+    /// elsewhere loses this context's changes, a record deleted elsewhere
+    /// is deleted here too, and this context's objects stop linking to it.
+    /// `.objectWins` writes over records changed elsewhere (their versions
+    /// are not checked), but a deletion elsewhere is not undone: a save
+    /// that updates or links to a deleted record fails under every policy
+    /// but `.storeWins`.
+    private func resolve(_ conflicts: [CommitConflict], attempt: Int) throws(LogStoreError) {
+        guard mergePolicy == .storeWins, attempt < 5 else {
+            let details = conflicts.map { conflict in
+                let id = store.id(conflict.record)
+                let message = switch conflict.reason {
+                case .changed(let expected, let stored): "\(id) was changed by another save (this context loaded version \(expected), the store has \(stored))"
+                case .deleted: "\(id) was deleted by another save"
+                case .linkTarget(let source): "\(id), which \(store.id(source)) links to, was deleted by another save"
+                }
+                return LogStoreError(.mergeConflict, message, entity: id.entityName)
+            }
+            let list = details.map { "- \($0.message)" }.joined(separator: "\n")
+            let ids = Set(conflicts.map(\.record))
+            throw LogStoreError(.mergeConflict, "another save changed or deleted \(ids.count == 1 ? "an object" : "\(ids.count) objects") after this context loaded \(ids.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins:\n\(list)", entity: details.first?.entity, details: details)
+        }
+        for conflict in conflicts {
+            let id = store.id(conflict.record)
+            guard let object = registered[id] else { continue }
+            switch conflict.reason {
+            case .changed: discardChanges(object)
+            case .deleted, .linkTarget: forgetDeleted(object)
+            }
+        }
+    }
+
+    /// Takes in that `object`'s record was deleted by another save: it is
+    /// deleted here, and this context's objects stop linking to it.
+    private func forgetDeleted(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        for (index, relationship) in object.entity.relationships.enumerated() where index < object.links.count {
+            for target in object.links[index]?.targets ?? [] {
+                try? detach(object, fromInverseOf: relationship, target: target)
+            }
+        }
+        object.changedSlots = SlotSet()
+        object.isDeleted = true
+        deletedObjects[object.objectID] = nil
+        registered[object.objectID] = nil
+    }
+
+    /// Reloads objects whose records the commit changed beyond what this
+    /// context wrote (delete rules reaching referrers it had not loaded):
+    /// those deleted go, the others become faults.
+    private func reload(_ records: [RecordKey]) {
+        for record in records {
+            let id = store.id(record)
+            guard let object = registered[id] else { continue }
+            if store.record(id) == nil {
+                object.isDeleted = true
+                registered[id] = nil
+            } else {
+                discardChanges(object)
             }
         }
     }
@@ -285,7 +351,20 @@ public final class ObjectContext {
 
     // MARK: - Internals used by ManagedObject
 
-    func recordMisuse(_ error: LogStoreError) { misuse.append(error) }
+    func recordMisuse(_ error: LogStoreError, object: ManagedObject, key: String) {
+        let misused = Misuse(object: ObjectIdentifier(object), key: key, error: error)
+        if let index = misuse.firstIndex(where: { $0.object == misused.object && $0.key == key }) {
+            misuse[index] = misused
+        } else {
+            misuse.append(misused)
+        }
+    }
+
+    /// Forgets a failed write of `key` once a write to it succeeds.
+    func clearMisuse(object: ManagedObject, key: String) {
+        guard !misuse.isEmpty else { return }
+        misuse.removeAll { $0.object == ObjectIdentifier(object) && $0.key == key }
+    }
 
     /// Makes room in the identity map for `count` more objects.
     func reserveRegistrations(_ count: Int) { registered.reserveCapacity(forAdding: count) }
@@ -331,6 +410,8 @@ public final class ObjectContext {
         object.isFault = false
         let entity = object.entity
         guard let record = record ?? store.record(object.objectID) else {
+            // Deleted by another save: reads and writes throw from now on.
+            object.isGone = true
             object.stored = Array(repeating: .null, count: entity.attributes.count)
             object.committedStored = object.stored
             object.transformed = [:]
@@ -343,6 +424,7 @@ public final class ObjectContext {
         var values = record.values
         // Only when there are relationship slots: removing none still copies a shared array.
         if values.count > entity.attributes.count { values.removeLast(values.count - entity.attributes.count) }
+        object.isGone = false
         object.committedStored = values
         // Unsaved values survive a refault (mergeChanges keeps them); the
         // others come from the new record.
@@ -533,12 +615,12 @@ public final class ObjectContext {
     /// changes into slot changes, converting each value once. Throws one
     /// `.validationFailed` with every problem, and then nothing is saved.
     private func prepareSave() throws(LogStoreError) -> PendingSave {
-        var problems = misuse
+        var problems = misuse.map(\.error)
         var changes: [SlotChange] = []
         // At most one change per object: a bulk insert's million changes
         // are then not copied again at every doubling.
         changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
-        var versions: [ObjectID: UInt64] = [:]
+        var versions: [RecordKey: UInt64] = [:]
         unwrittenInSave = []
         for object in inserted where !object.isDeleted {
             let values = storedAttributes(of: object, problems: &problems)
@@ -566,7 +648,7 @@ public final class ObjectContext {
                 continue
             }
             changes.append(.update(entity: entity, key: object.recordKey, slots: slots))
-            if let version = object.version { versions[object.objectID] = version }
+            if let version = object.version { versions[RecordKey(entity: entity.index, key: object.recordKey)] = version }
         }
         // In entity and key order, so that the journal's order does not depend
         // on hashing; compared as numbers, since making two IDs for each of
@@ -581,7 +663,7 @@ public final class ObjectContext {
             do throws(LogStoreError) { try object.validateForDelete() } catch { problems.append(error) }
             guard !object.isInserted else { continue }
             changes.append(.delete(entity: object.entity, key: object.recordKey))
-            if let version = object.version { versions[object.objectID] = version }
+            if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }
         }
         guard problems.isEmpty else {
             let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
@@ -660,4 +742,11 @@ public final class ObjectContext {
         object.links = []
         deletedObjects[object.objectID] = nil
     }
+}
+
+/// A write through a subscript that failed, for the next save to report.
+private struct Misuse {
+    var object: ObjectIdentifier
+    var key: String
+    var error: LogStoreError
 }

@@ -17,6 +17,8 @@ struct ResolvedRelationship: Sendable {
     var definition: Relationship
     /// The entity on the other side.
     var destination: String
+    /// The destination's position in the model.
+    var destinationIndex: Int
     /// Where the inverse sits in the destination's relationships.
     var inverseIndex: Int
     /// Whether this side is written to the journal. One side of each pair
@@ -167,7 +169,7 @@ public final class Model: Sendable {
                 return .null
             }
             resolved[entity.name] = entity.relationships.map { relationship in
-                let fallback = ResolvedRelationship(definition: relationship, destination: relationship.destination, inverseIndex: 0, isStored: true)
+                let fallback = ResolvedRelationship(definition: relationship, destination: relationship.destination, destinationIndex: 0, inverseIndex: 0, isStored: true)
                 guard let destination = byName[relationship.destination] else {
                     problem(entity.name, relationship.name, "\(entity.name).\(relationship.name) points to \(relationship.destination), which the model does not have")
                     return fallback
@@ -187,7 +189,7 @@ public final class Model: Sendable {
                 } else {
                     isStored = "\(entity.name).\(relationship.name)" <= "\(destination.name).\(inverse.name)"
                 }
-                return ResolvedRelationship(definition: relationship, destination: destination.name, inverseIndex: inverseIndex, isStored: isStored)
+                return ResolvedRelationship(definition: relationship, destination: destination.name, destinationIndex: entities.firstIndex { $0.name == destination.name } ?? 0, inverseIndex: inverseIndex, isStored: isStored)
             }
         }
         guard problems.isEmpty else {

@@ -8,7 +8,15 @@ struct PendingSave: Sendable {
     var changes: [SlotChange]
     /// The version each updated or deleted record had when the context
     /// loaded it; a different version in the store is a conflict.
-    var expectedVersions: [ObjectID: UInt64]
+    var expectedVersions: [RecordKey: UInt64]
+}
+
+/// What a commit did: the changes every context is told of, and the
+/// records the saving context did not change as it will find them
+/// (``CommitPlan/adjusted``).
+struct CommitResult: Sendable {
+    var changes: StoreChanges
+    var adjusted: [RecordKey]
 }
 
 /// What a save changed, as every context of the store is told: the IDs
@@ -62,9 +70,10 @@ struct WrittenSaves: Sendable {
     var results: [UInt64: StoreChanges] = [:]
 }
 
-/// Records changed by another save since a context loaded them.
-struct VersionConflict: Error {
-    var objects: [ObjectID]
+/// Records another save changed or deleted since a context loaded them
+/// (``CommitPlan``): nothing was written.
+struct SaveConflict: Error {
+    var conflicts: [CommitConflict]
 }
 
 /// A LogStore store: Core Data's persistent container and coordinator in one.
@@ -103,8 +112,9 @@ public final class Store: Sendable {
     private let entitySymbols: [EntitySymbols]
     private let cachedStoreID: UUID
     private let mainContextBox = MainContextBox()
-    /// Records written by saves that wait for their flush (group commit).
-    private let inFlight = Protected<[ObjectID: UInt64]>([:])
+    /// Records written or linked to by saves that wait for their flush
+    /// (group commit): a save touching one waits for that save to apply.
+    private let inFlight = Protected<InFlightRecords>(InFlightRecords())
     /// The last sequence number whose save is applied to `state`.
     let appliedThrough: Protected<UInt64>
     /// Saves written to the journal and not yet applied, by sequence number,
@@ -306,69 +316,115 @@ public final class Store: Sendable {
 
     // MARK: - Saving
 
-    /// Writes `save` as one journal transaction and applies it. Throws
-    /// ``VersionConflict`` (nothing written) when a record changed since the
-    /// context loaded it, unless `ignoringVersions`.
+    /// Checks `save` against the committed state, completes it with the
+    /// delete rules (``CommitPlan``), writes it as one journal transaction
+    /// and applies it. Throws ``SaveConflict`` (nothing written) when a
+    /// record it writes or links to changed or went since the context
+    /// loaded it (versions only when `checkingVersions`), and
+    /// `.validationFailed` when a `deny` rule refuses a delete.
     ///
     /// The committed state changes only once the save is durable, so no
     /// reader sees a save that a power cut could still take back. Under
     /// group commit the store's write lock is released while the save waits
     /// for its flush, so that concurrent saves share one; saves then apply
-    /// in sequence order, and a record written by a save still waiting for
-    /// its flush conflicts like one already changed.
-    func commit(_ save: PendingSave, ignoringVersions: Bool) throws -> StoreChanges {
-        // Under group commit, count this save in with the journal before
-        // queueing for the store's lock, so that a flush being gathered
-        // waits for it rather than going out with fewer saves.
-        var announced = false
-        if case .groupCommit = journal.options.durability {
-            journal.announceWrite()
-            announced = true
-        }
-        defer { if announced { journal.withdrawWrite() } }
+    /// in sequence order, and a save that touches a record of a save still
+    /// waiting for its flush waits for that save to apply and checks again,
+    /// so that every check sees the records as they will be.
+    func commit(_ save: PendingSave, checkingVersions: Bool) throws -> CommitResult {
+        let groupCommit = if case .groupCommit = journal.options.durability { true } else { false }
         // A snapshot block that failed to read after open may have hidden a
         // record from this save's checks: refuse rather than build on it.
         try state.withLock { $0.tables.first?.snapshot }?.checkReadable()
-        let (sequence, waitOutsideLock) = try writeLock.withLock { () throws -> (UInt64, Bool) in
-            if !ignoringVersions {
-                let conflicts = inFlight.withLock { inFlight in
-                    state.withLock { state in
-                        save.expectedVersions.filter { id, version in
-                            inFlight[id] != nil || state.version(id.entityName, id.key) != version
-                        }.map(\.key)
-                    }
+        while true {
+            // Under group commit, count this save in with the journal before
+            // queueing for the store's lock, so that a flush being gathered
+            // waits for it rather than going out with fewer saves.
+            var announced = false
+            if groupCommit {
+                journal.announceWrite()
+                announced = true
+            }
+            defer { if announced { journal.withdrawWrite() } }
+            let step = try writeLock.withLock { () throws -> CommitStep in
+                let outcome = inFlight.withLock { inFlight in
+                    state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
                 }
-                if !conflicts.isEmpty { throw VersionConflict(objects: conflicts.sorted()) }
+                let plan: CommitPlan
+                switch outcome {
+                case .commit(let made): plan = made
+                case .waitFor(let sequence): return .waitFor(sequence)
+                case .conflicts(let conflicts): throw SaveConflict(conflicts: conflicts)
+                case .denied(let denials): throw denialError(denials)
+                }
+                let payload = SavePayload(changes: plan.changes, symbols: entitySymbols)
+                guard groupCommit else {
+                    // Durable once appended: applied before the lock goes, so
+                    // the next save's checks see it.
+                    let sequence = try journal.append(payload, at: Date())
+                    written.withLock { $0.unapplied[sequence] = plan.changes }
+                    return .applied(CommitResult(changes: applyWrittenSaves(through: sequence), adjusted: plan.adjusted))
+                }
+                announced = false  // the write takes it over, also when it fails
+                let sequence = try journal.write(payload, announced: true)
+                inFlight.withLock { inFlight in
+                    for change in plan.changes { change.forEachRecord { inFlight.records[$0] = sequence } }
+                }
+                // Queued in sequence order: each save is queued before the next
+                // can be written.
+                written.withLock { $0.unapplied[sequence] = plan.changes }
+                return .written(sequence, plan.adjusted)
             }
-            let payload = SavePayload(changes: save.changes, symbols: entitySymbols)
-            guard case .groupCommit = journal.options.durability else {
-                let sequence = try journal.append(payload, at: Date())
-                written.withLock { $0.unapplied[sequence] = save.changes }
-                return (sequence, false)
+            let result: CommitResult
+            switch step {
+            case .waitFor(let sequence):
+                if announced { journal.withdrawWrite() }
+                announced = false
+                waitUntilApplied(sequence)
+                continue
+            case .applied(let applied):
+                result = applied
+            case .written(let sequence, let adjusted):
+                do throws(LogStoreError) {
+                    try journal.waitUntilDurable(sequence)
+                } catch {
+                    dropUnapplied(sequence)
+                    throw error
+                }
+                result = CommitResult(changes: applyWrittenSaves(through: sequence), adjusted: adjusted)
             }
-            announced = false  // the write takes it over, also when it fails
-            let sequence = try journal.write(payload, announced: true)
-            inFlight.withLock { inFlight in
-                for change in save.changes { inFlight[id(change.entity, change.key)] = sequence }
-            }
-            // Queued in sequence order: each save is queued before the next
-            // can be written.
-            written.withLock { $0.unapplied[sequence] = save.changes }
-            return (sequence, true)
+            for handler in observers.withLock({ Array($0.values) }) { handler(result.changes) }
+            compactInBackgroundIfDue()
+            return result
         }
-        if waitOutsideLock {
-            do throws(LogStoreError) {
-                try journal.waitUntilDurable(sequence)
-            } catch {
-                dropUnapplied(sequence)
-                throw error
-            }
-        }
-        let result = applyWrittenSaves(through: sequence)
-        for handler in observers.withLock({ Array($0.values) }) { handler(result) }
-        compactInBackgroundIfDue()
-        return result
     }
+
+    private enum CommitStep {
+        case waitFor(UInt64)
+        case applied(CommitResult)
+        case written(UInt64, [RecordKey])
+    }
+
+    /// Returns once the written save `sequence` is applied, or dropped.
+    private func waitUntilApplied(_ sequence: UInt64) {
+        applyOrder.lock()
+        defer { applyOrder.unlock() }
+        while written.withLock({ $0.unapplied[sequence] != nil }) { applied.wait() }
+    }
+
+    /// The error for deletes that `deny` rules refuse, one detail each.
+    private func denialError(_ denials: [DeleteDenial]) -> LogStoreError {
+        let details = denials.map { denial in
+            let entity = model.entities[denial.record.entity]
+            let relationship = entity.relationships[denial.relationship]
+            let count = denial.referrers.count
+            return LogStoreError(.validationFailed, "\(entity.name) \(id(entity, denial.record.key)) cannot be deleted while its \(relationship.name) holds \(count) object\(count == 1 ? "" : "s") in the store (delete rule deny)", entity: entity.name, attribute: relationship.name)
+        }
+        let list = details.map { "- \($0.message)" }.joined(separator: "\n")
+        return LogStoreError(.validationFailed, "the save was refused, nothing was written; \(details.count) problem\(details.count == 1 ? "" : "s"):\n\(list)", entity: details.first?.entity, attribute: details.first?.attribute, details: details)
+    }
+
+    /// The ID of `record`.
+    func id(_ record: RecordKey) -> ObjectID { id(model.entities[record.entity], record.key) }
 
     /// Applies to the committed state, in sequence order, every written
     /// save up to `sequence`, which is durable (and so is every save before
@@ -421,8 +477,9 @@ public final class Store: Sendable {
         inFlight.withLock { inFlight in
             for (sequence, changes) in saves {
                 for change in changes {
-                    let id = id(change.entity, change.key)
-                    if inFlight[id] == sequence { inFlight[id] = nil }
+                    change.forEachRecord { record in
+                        if inFlight.records[record] == sequence { inFlight.records[record] = nil }
+                    }
                 }
             }
         }

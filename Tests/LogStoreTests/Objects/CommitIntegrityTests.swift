@@ -1,0 +1,278 @@
+// The commit checks the committed state, not the context's picture of it:
+// saves that race between contexts either do what they say or fail, and
+// delete rules reach every referrer the store has.
+
+import Foundation
+import Synchronization
+import Testing
+@testable import LogStore
+
+enum Library {
+    /// Author -(books, rule)-> Book; Book.author is the stored side.
+    /// Shelf <-> Book is many-to-many (Book.shelves stored, by name order).
+    static func model(booksRule: DeleteRule = .nullify) throws -> Model {
+        try Model(entities: [
+            Entity("Author") {
+                Attribute("name", .string)
+                Relationship("books", to: "Book", inverse: "author", toMany: true, deleteRule: booksRule)
+            },
+            Entity("Book") {
+                Attribute("title", .string)
+                Attribute("pages", .int32, default: Int32(0))
+                Relationship("author", to: "Author", inverse: "books")
+                Relationship("shelves", to: "Shelf", inverse: "books", toMany: true)
+            },
+            Entity("Shelf") {
+                Attribute("label", .string)
+                Relationship("books", to: "Book", inverse: "shelves", toMany: true)
+            },
+        ])
+    }
+
+    /// An author with `count` books, saved; their IDs.
+    static func seed(_ store: Store, books count: Int = 2) throws -> (author: ObjectID, books: [ObjectID]) {
+        let context = store.newContext()
+        let author = try context.insert("Author")
+        author["name"] = "Le Guin"
+        var books: [ManagedObject] = []
+        for number in 0..<count {
+            let book = try context.insert("Book")
+            book["title"] = "Book \(number)"
+            book["author"] = author
+            books.append(book)
+        }
+        try context.save()
+        return (author.objectID, books.map(\.objectID))
+    }
+}
+
+extension Store {
+    /// What `logstore-tool verify` reports beyond frames: dangling
+    /// references, pointers and indexes that disagree with the records.
+    var crossReferenceProblems: [String] { state.withLock { $0.crossReferenceProblems() } }
+}
+
+@Suite("Commit integrity")
+struct CommitIntegrityTests {
+    @Test("An update to a record another context deleted is a conflict that names it; observers hear of no update")
+    func updateOfDeletedRecord() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (_, books) = try Library.seed(store)
+            let editor = store.newContext()
+            let book = try editor.existingObject(with: books[0])
+            #expect(book["title"] as? String == "Book 0")
+            let other = store.newContext()
+            try other.delete(try other.existingObject(with: books[0]))
+            try other.save()
+
+            let heard = Mutex<[StoreChanges]>([])
+            store.addObserver { changes in heard.withLock { $0.append(changes) } }
+            book["title"] = "Renamed"
+            let error = #expect(throws: LogStoreError.self) { try editor.save() }
+            #expect(error?.kind == .mergeConflict)
+            #expect(error?.message.contains(books[0].description) == true)
+            #expect(heard.withLock { $0.isEmpty })
+            #expect(try store.newContext().fetchIDs("Book").contains(books[0]) == false)
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("storeWins resolves an update of a deleted record by letting the deletion stand, and saves the rest")
+    func updateOfDeletedRecordStoreWins() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (_, books) = try Library.seed(store)
+            let editor = store.newContext()
+            editor.mergePolicy = .storeWins
+            let doomed = try editor.existingObject(with: books[0]), kept = try editor.existingObject(with: books[1])
+            let other = store.newContext()
+            try other.delete(try other.existingObject(with: books[0]))
+            try other.save()
+
+            doomed["title"] = "Renamed"
+            kept["title"] = "Kept"
+            try editor.save()
+            let reader = store.newContext()
+            #expect(try reader.fetchIDs("Book") == [books[1]])
+            #expect(try reader.existingObject(with: books[1])["title"] as? String == "Kept")
+            #expect(doomed.isDeleted)
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("Touching a fault whose record was deleted throws .objectNotFound; it never reads as an object of nils")
+    func faultOfDeletedRecord() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (_, books) = try Library.seed(store)
+            let holder = store.newContext()
+            let fault = try holder.object(with: books[0])
+            #expect(fault.isFault)
+            let other = store.newContext()
+            try other.delete(try other.existingObject(with: books[0]))
+            try other.save()
+
+            let read = #expect(throws: LogStoreError.self) { try fault.value(forKey: "title") }
+            #expect(read?.kind == .objectNotFound)
+            let write = #expect(throws: LogStoreError.self) { try fault.setValue("X", forKey: "title") }
+            #expect(write?.kind == .objectNotFound)
+            // A write through the subscript (which cannot throw) fails the save.
+            fault["pages"] = Int32(3)
+            let save = #expect(throws: LogStoreError.self) { try holder.save() }
+            #expect(save?.details.map(\.kind) == [.objectNotFound])
+            // A typed read cannot throw: it gives the type's default, never a stale value.
+            #expect(fault["title"] == nil)
+            #expect(try store.newContext().fetchIDs("Book") == [books[1]])
+        }
+    }
+
+    @Test("Deleting an author reaches books whose author link this context never loaded (nullify, one context)")
+    func nullifyReachesUnloadedReferrers() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/s.logstore"
+            let model = try Library.model()
+            let (author, books): (ObjectID, [ObjectID])
+            do {
+                let store = try Store(path: path, model: model)
+                (author, books) = try Library.seed(store, books: 3)
+                let context = store.newContext()
+                // Load one book's link first, so the context's picture is partial.
+                _ = try context.existingObject(with: books[0])["author"]
+                try context.delete(try context.existingObject(with: author))
+                try context.save()
+                #expect(store.crossReferenceProblems.isEmpty)
+                store.close()
+            }
+            let store = try Store(path: path, model: model)
+            defer { store.close() }
+            #expect(store.crossReferenceProblems.isEmpty)
+            let context = store.newContext()
+            for book in books { #expect(try context.existingObject(with: book)["author"] == nil) }
+            #expect(throws: LogStoreError.self) { try context.existingObject(with: author) }
+        }
+    }
+
+    @Test("A save that links to a record deleted in the committed state fails as a conflict")
+    func linkToDeletedRecord() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (author, _) = try Library.seed(store, books: 0)
+            let writer = store.newContext()
+            let loaded = try writer.existingObject(with: author)
+            let other = store.newContext()
+            try other.delete(try other.existingObject(with: author))
+            try other.save()
+
+            let book = try writer.insert("Book")
+            book["author"] = loaded
+            let error = #expect(throws: LogStoreError.self) { try writer.save() }
+            #expect(error?.kind == .mergeConflict)
+            #expect(error?.message.contains(author.description) == true)
+            #expect(try store.newContext().fetchIDs("Book").isEmpty)
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("storeWins on a link to a deleted record: the deletion wins, the link is nullified, the rest is saved")
+    func linkToDeletedRecordStoreWins() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (author, _) = try Library.seed(store, books: 0)
+            let writer = store.newContext()
+            writer.mergePolicy = .storeWins
+            let loaded = try writer.existingObject(with: author)
+            let other = store.newContext()
+            try other.delete(try other.existingObject(with: author))
+            try other.save()
+
+            let book = try writer.insert("Book")
+            book["title"] = "Orphan"
+            book["author"] = loaded
+            try writer.save()
+            #expect(book["author"] == nil)
+            let reader = store.newContext()
+            let saved = try reader.existingObject(with: book.objectID)
+            #expect(saved["title"] as? String == "Orphan" && saved["author"] == nil)
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("deny checks the committed referrers: a book another context added since blocks the author's deletion")
+    func denyAgainstCommittedReferrers() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: .deny))
+            defer { store.close() }
+            let (author, _) = try Library.seed(store, books: 0)
+            let deleter = store.newContext()
+            let loaded = try deleter.existingObject(with: author)
+            _ = loaded["books"]   // the context sees no books
+            let other = store.newContext()
+            let book = try other.insert("Book")
+            book["author"] = try other.existingObject(with: author)
+            try other.save()
+
+            try deleter.delete(loaded)
+            let error = #expect(throws: LogStoreError.self) { try deleter.save() }
+            #expect(error?.kind == .validationFailed || error?.kind == .mergeConflict)
+            #expect(try store.newContext().fetchIDs("Author") == [author])
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("cascade and nullify reach referrers other contexts added since this context looked")
+    func rulesReachReferrersAddedElsewhere() throws {
+        for rule in [DeleteRule.cascade, .nullify] {
+            try withTemporaryDirectory { directory in
+                let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: rule))
+                defer { store.close() }
+                let (author, books) = try Library.seed(store, books: 1)
+                let deleter = store.newContext()
+                let loaded = try deleter.existingObject(with: author)
+                _ = loaded["books"]
+                let other = store.newContext()
+                let added = try other.insert("Book")
+                added["author"] = try other.existingObject(with: author)
+                try other.save()
+
+                try deleter.delete(loaded)
+                try deleter.save()
+                let reader = store.newContext()
+                if rule == .cascade {
+                    #expect(try reader.fetchIDs("Book").isEmpty, "cascade")
+                } else {
+                    #expect(try reader.fetchIDs("Book") == [books[0], added.objectID])
+                    #expect(try reader.existingObject(with: added.objectID)["author"] == nil)
+                }
+                #expect(store.crossReferenceProblems.isEmpty, "\(rule)")
+            }
+        }
+    }
+
+    @Test("The context learns what the commit's delete rules did: cascaded objects it holds are deleted, nullified ones refreshed")
+    func contextSeesCommitExpansion() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: .cascade))
+            defer { store.close() }
+            let (author, _) = try Library.seed(store, books: 1)
+            let deleter = store.newContext()
+            let loaded = try deleter.existingObject(with: author)
+            _ = loaded["books"]
+            let other = store.newContext()
+            let added = try other.insert("Book")
+            added["author"] = try other.existingObject(with: author)
+            try other.save()
+            let addedHere = try deleter.object(with: added.objectID)
+
+            try deleter.delete(loaded)
+            try deleter.save()
+            #expect(throws: LogStoreError.self) { try deleter.existingObject(with: added.objectID) }
+            #expect(throws: LogStoreError.self) { try addedHere.value(forKey: "title") }
+        }
+    }
+}
