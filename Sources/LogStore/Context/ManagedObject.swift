@@ -95,11 +95,36 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// (Core Data's `awakeFromInsert`). Call `super`.
     open func awakeFromInsert() {}
 
-    /// Called for each inserted object at save; throw to refuse the save.
+    /// Called each time the object's values are loaded from the store (a
+    /// fault is fulfilled, or refreshed and touched again): Core Data's
+    /// `awakeFromFetch`. Derive transient values here; values set here are
+    /// changes like any other, which the next save writes.
+    open func awakeFromFetch() {}
+
+    /// Called when the object is deleted, before its relationships' delete
+    /// rules run: Core Data's `prepareForDeletion`.
+    open func prepareForDeletion() {}
+
+    /// Called at save for each object the save writes, before validation:
+    /// Core Data's `willSave`. Values set and objects inserted or deleted
+    /// here are saved in the same transaction; the save calls hooks again
+    /// on what they changed, until nothing changes (at most
+    /// ``ObjectContext/hookPassLimit`` passes), so set a value only when it
+    /// differs.
+    open func willSave() {}
+
+    /// Called after a save wrote the object (inserted, updated or deleted):
+    /// Core Data's `didSave`.
+    open func didSave() {}
+
+    /// Called for each inserted object at save, after ``willSave()``; throw
+    /// to refuse the save. Changes made here are saved too.
     open func validateForInsert() throws(LogStoreError) {}
-    /// Called for each updated object at save; throw to refuse the save.
+    /// Called for each updated object at save, after ``willSave()``; throw
+    /// to refuse the save. Changes made here are saved too.
     open func validateForUpdate() throws(LogStoreError) {}
-    /// Called for each deleted object at save; throw to refuse the save.
+    /// Called for each deleted object at save, after ``willSave()``; throw
+    /// to refuse the save. Changes made here are saved too.
     open func validateForDelete() throws(LogStoreError) {}
 
     // MARK: - State
@@ -174,7 +199,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 try prepareToWrite(key)
                 transformed[index] = .some(value)
                 try markChanged(index, key)
-                managedObjectContext?.clearMisuse(object: self, key: key)
+                managedObjectContext?.noteWrite(self, key: key)
                 return
             }
             guard let value else { return try write(.null, at: index, key) }
@@ -186,7 +211,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             guard let context = managedObjectContext else { throw released(key) }
             try load(key)
             try context.setRelationship(of: self, index: index, to: value)
-            context.clearMisuse(object: self, key: key)
+            context.noteWrite(self, key: key)
         case .derived:
             throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
         case .fetched:
@@ -272,7 +297,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         try prepareToWrite(key)
         stored[index] = value
         try markChanged(index, key)
-        managedObjectContext?.clearMisuse(object: self, key: key)
+        managedObjectContext?.noteWrite(self, key: key)
     }
 
     /// Records a change of `slot`; a saved object joins its context's

@@ -31,22 +31,27 @@ public final class ObjectContext {
     // Unchecked exclusivity: a context is confined to its executor, and
     // these are never accessed twice at once; the run-time checks were a
     // fortieth of a run of lookups by ID.
-    @exclusivity(unchecked) private var registered = IdentityMap()
+    @exclusivity(unchecked) var registered = IdentityMap()
     /// Objects inserted since the last save, in insertion order (those
     /// deleted again are skipped where it matters). Arrays, not dictionaries:
     /// a bulk insert should not pay for hashing every ID twice.
-    @exclusivity(unchecked) private var inserted: [ManagedObject] = []
-    private var deletedObjects: [ObjectID: ManagedObject] = [:]
+    @exclusivity(unchecked) var inserted: [ManagedObject] = []
+    var deletedObjects: [ObjectID: ManagedObject] = [:]
     /// Saved objects changed since the last save, each once (``ManagedObject/isTracked``).
-    @exclusivity(unchecked) private var changed: [ManagedObject] = []
+    @exclusivity(unchecked) var changed: [ManagedObject] = []
     /// Errors from subscript writes, which cannot throw, by object and key;
     /// the next save reports them, unless a later write to the same key
     /// succeeds.
-    private var misuse: [Misuse] = []
+    var misuse: [Misuse] = []
     /// Changed objects the save being prepared writes nothing for (only a
     /// derived side of a relationship changed): the store keeps their
     /// record's version, so the context must too.
-    private var unwrittenInSave: Set<ObjectIdentifier> = []
+    var unwrittenInSave: Set<ObjectIdentifier> = []
+
+    /// Whether a save is running life-cycle hooks, which note what they change.
+    var isRunningSaveHooks = false
+    /// Objects changed, inserted or deleted while hooks ran.
+    var changedByHooks: [ManagedObject] = []
 
     /// What this context's objects hold of it.
     let reference: ContextReference
@@ -187,8 +192,10 @@ public final class ObjectContext {
         guard !object.isDeleted else { return }
         object.fulfill()
         if object.isGone { throw object.gone() }
+        object.prepareForDeletion()
         object.isDeleted = true
         deletedObjects[object.objectID] = object
+        if isRunningSaveHooks { changedByHooks.append(object) }
         for (index, relationship) in object.entity.relationships.enumerated() {
             let slot = object.entity.attributes.count + index
             let targets = link(of: object, slot: slot).targets
@@ -205,100 +212,6 @@ public final class ObjectContext {
             }
         }
         if object.isInserted { registered[object.objectID] = nil }
-    }
-
-    // MARK: - Saving
-
-    /// Validates every inserted and changed object, then writes all changes
-    /// as one journal transaction. On any failure nothing is written and the
-    /// context keeps its changes; every validation failure is in the error's
-    /// ``LogStoreError/details``.
-    public func save() throws(LogStoreError) {
-        guard hasChanges else { return }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let save = try prepareSave()
-            do {
-                let result = try store.commit(save, checkingVersions: mergePolicy != .objectWins)
-                didSave(result.changes)
-                reload(result.adjusted)
-                return
-            } catch let conflict as SaveConflict {
-                try resolve(conflict.conflicts, attempt: attempt)
-            } catch let error as LogStoreError {
-                throw error
-            } catch {
-                throw LogStoreError(.io, "the save failed: \(error)")
-            }
-        }
-    }
-
-    /// Resolves the conflicts of a refused save by the merge policy, so
-    /// that the save can be computed again, or throws `.mergeConflict`
-    /// naming every conflicting object.
-    ///
-    /// `.storeWins` takes the store's side of each: a record changed
-    /// elsewhere loses this context's changes, a record deleted elsewhere
-    /// is deleted here too, and this context's objects stop linking to it.
-    /// `.objectWins` writes over records changed elsewhere (their versions
-    /// are not checked), but a deletion elsewhere is not undone: a save
-    /// that updates or links to a deleted record fails under every policy
-    /// but `.storeWins`.
-    private func resolve(_ conflicts: [CommitConflict], attempt: Int) throws(LogStoreError) {
-        guard mergePolicy == .storeWins, attempt < 5 else {
-            let details = conflicts.map { conflict in
-                let id = store.id(conflict.record)
-                let message = switch conflict.reason {
-                case .changed(let expected, let stored): "\(id) was changed by another save (this context loaded version \(expected), the store has \(stored))"
-                case .deleted: "\(id) was deleted by another save"
-                case .linkTarget(let source): "\(id), which \(store.id(source)) links to, was deleted by another save"
-                }
-                return LogStoreError(.mergeConflict, message, entity: id.entityName)
-            }
-            let list = details.map { "- \($0.message)" }.joined(separator: "\n")
-            let ids = Set(conflicts.map(\.record))
-            throw LogStoreError(.mergeConflict, "another save changed or deleted \(ids.count == 1 ? "an object" : "\(ids.count) objects") after this context loaded \(ids.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins:\n\(list)", entity: details.first?.entity, details: details)
-        }
-        for conflict in conflicts {
-            let id = store.id(conflict.record)
-            guard let object = registered[id] else { continue }
-            switch conflict.reason {
-            case .changed: discardChanges(object)
-            case .deleted, .linkTarget: forgetDeleted(object)
-            }
-        }
-    }
-
-    /// Takes in that `object`'s record was deleted by another save: it is
-    /// deleted here, and this context's objects stop linking to it.
-    private func forgetDeleted(_ object: ManagedObject) {
-        guard !object.isInserted else { return }
-        for (index, relationship) in object.entity.relationships.enumerated() where index < object.links.count {
-            for target in object.links[index]?.targets ?? [] {
-                try? detach(object, fromInverseOf: relationship, target: target)
-            }
-        }
-        object.changedSlots = SlotSet()
-        object.isDeleted = true
-        deletedObjects[object.objectID] = nil
-        registered[object.objectID] = nil
-    }
-
-    /// Reloads objects whose records the commit changed beyond what this
-    /// context wrote (delete rules reaching referrers it had not loaded):
-    /// those deleted go, the others become faults.
-    private func reload(_ records: [RecordKey]) {
-        for record in records {
-            let id = store.id(record)
-            guard let object = registered[id] else { continue }
-            if store.record(id) == nil {
-                object.isDeleted = true
-                registered[id] = nil
-            } else {
-                discardChanges(object)
-            }
-        }
     }
 
     /// Drops every unsaved change: inserted objects go away, deleted ones
@@ -360,9 +273,13 @@ public final class ObjectContext {
         }
     }
 
-    /// Forgets a failed write of `key` once a write to it succeeds.
-    func clearMisuse(object: ManagedObject, key: String) {
-        guard !misuse.isEmpty else { return }
+    /// Notes a successful write of `key` of `object`: it clears an earlier
+    /// failed write of the key, and a save running hooks runs them again
+    /// for the object.
+    @inline(__always)
+    func noteWrite(_ object: ManagedObject, key: String?) {
+        if isRunningSaveHooks { changedByHooks.append(object) }
+        guard !misuse.isEmpty, let key else { return }
         misuse.removeAll { $0.object == ObjectIdentifier(object) && $0.key == key }
     }
 
@@ -394,6 +311,7 @@ public final class ObjectContext {
 
     func markChanged(_ object: ManagedObject, slot: Int) {
         object.changedSlots.insert(slot)
+        if isRunningSaveHooks { changedByHooks.append(object) }
         if !object.isInserted && !object.isTracked { track(object) }
     }
 
@@ -440,301 +358,11 @@ public final class ObjectContext {
         for index in entity.relationships.indices where !object.changedSlots.contains(entity.attributes.count + index) { links[index] = nil }
         object.links = links
         object.committedLinks = Array(repeating: nil, count: entity.relationships.count)
-    }
-
-    /// The current link of relationship `slot`, loading it from the store
-    /// (stored side from the record, the other side from the store's index).
-    func link(of object: ManagedObject, slot: Int) -> Link {
-        object.fulfill()
-        let entity = object.entity
-        let index = slot - entity.attributes.count
-        if let link = object.links[index] { return link }
-        let relationship = entity.relationships[index]
-        let loaded = committedLink(of: object, relationship: relationship, slot: slot)
-        object.links[index] = loaded
-        object.committedLinks[index] = loaded
-        return loaded
-    }
-
-    private func committedLink(of object: ManagedObject, relationship: ResolvedRelationship, slot: Int) -> Link {
-        var ids: [ObjectID] = []
-        if relationship.isStored {
-            if let record = store.record(object.objectID) {
-                ids = CommittedState.targets(record.values[slot]).map { store.id(relationship.destination, $0) }
-            }
-        } else if let destination = store.model.entitiesByName[relationship.destination] {
-            let inverseSlot = destination.attributes.count + relationship.inverseIndex
-            ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.recordKey).sorted().map { store.id(destination.name, $0) }
-        }
-        // Objects deleted in this context are gone from its relationships.
-        ids = ids.filter { deletedObjects[$0] == nil }
-        return relationship.isToMany ? .many(Set(ids)) : .one(ids.first)
-    }
-
-    func setRelationship(of object: ManagedObject, index: Int, to value: Any?) throws(LogStoreError) {
-        let relationship = object.entity.relationships[index]
-        if relationship.isToMany {
-            guard let value else {
-                try setMany(of: object, index: index, to: [])
-                return
-            }
-            guard let set = Self.objectSet(value) else {
-                throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) is to-many: give it a Set of \(relationship.destination) objects, not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
-            }
-            try setMany(of: object, index: index, to: set)
-        } else {
-            let target = try related(value, for: object, relationship)
-            try setOne(of: object, index: index, to: target)
-        }
-    }
-
-    func addToMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
-        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
-            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
-        }
-        let checked = try related(target, for: object, object.entity.relationships[index])
-        var current = link(of: object, slot: object.entity.attributes.count + index).targets
-        guard let checked, current.insert(checked.objectID).inserted else { return }
-        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
-    }
-
-    func removeFromMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
-        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
-            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
-        }
-        var current = link(of: object, slot: object.entity.attributes.count + index).targets
-        guard current.remove(target.objectID) != nil else { return }
-        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
-    }
-
-    // MARK: - Relationship maintenance
-
-    private static func objectSet(_ value: Any) -> Set<ManagedObject>? {
-        if let set = value as? Set<ManagedObject> { return set }
-        if let array = value as? [ManagedObject] { return Set(array) }
-        if let set = value as? any Collection, let objects = set.map({ $0 as? ManagedObject }) as [ManagedObject?]?, !objects.contains(where: { $0 == nil }) {
-            return Set(objects.compactMap { $0 })
-        }
-        return nil
-    }
-
-    /// `value` as an object that may be the target of `relationship`.
-    private func related(_ value: Any?, for object: ManagedObject, _ relationship: ResolvedRelationship) throws(LogStoreError) -> ManagedObject? {
-        guard let value else { return nil }
-        guard let target = value as? ManagedObject else {
-            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
-        }
-        guard target.entity.name == relationship.destination else {
-            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(target.entity.name)", entity: object.entity.name, attribute: relationship.name)
-        }
-        try checkOwned(target)
-        guard !target.isDeleted else {
-            throw LogStoreError(.objectNotFound, "\(target.objectID) was deleted; it cannot be the \(relationship.name) of \(object.objectID)", entity: object.entity.name, attribute: relationship.name)
-        }
-        return target
-    }
-
-    private func checkOwned(_ object: ManagedObject) throws(LogStoreError) {
-        guard object.managedObjectContext === self, registered[object.objectID] === object || object.isDeleted else {
-            throw LogStoreError(.wrongContext, "\(object.objectID) belongs to another context; pass its objectID and use object(with:) in this one", entity: object.entity.name)
-        }
-    }
-
-    private func setOne(of object: ManagedObject, index: Int, to target: ManagedObject?) throws(LogStoreError) {
-        let slot = object.entity.attributes.count + index
-        let old = link(of: object, slot: slot)
-        guard old != .one(target?.objectID) else { return }
-        let relationship = object.entity.relationships[index]
-        if case .one(let previous?) = old { try detach(object, fromInverseOf: relationship, target: previous) }
-        object.links[index] = .one(target?.objectID)
-        markChanged(object, slot: slot)
-        if let target { try attach(object, toInverseOf: relationship, target: target) }
-    }
-
-    private func setMany(of object: ManagedObject, index: Int, to targets: Set<ManagedObject>) throws(LogStoreError) {
-        let relationship = object.entity.relationships[index]
-        var checked: Set<ObjectID> = []
-        for target in targets { if let target = try related(target, for: object, relationship) { checked.insert(target.objectID) } }
-        let slot = object.entity.attributes.count + index
-        let old = link(of: object, slot: slot).targets
-        guard old != checked else { return }
-        for removed in old.subtracting(checked) { try detach(object, fromInverseOf: relationship, target: removed) }
-        object.links[index] = .many(checked)
-        markChanged(object, slot: slot)
-        for added in checked.subtracting(old) { try attach(object, toInverseOf: relationship, target: try self.object(with: added)) }
-    }
-
-    /// Makes `target`'s inverse of `relationship` include `object`.
-    private func attach(_ object: ManagedObject, toInverseOf relationship: ResolvedRelationship, target: ManagedObject) throws(LogStoreError) {
-        let inverseIndex = relationship.inverseIndex
-        let inverse = target.entity.relationships[inverseIndex]
-        let slot = target.entity.attributes.count + inverseIndex
-        let current = link(of: target, slot: slot)
-        if inverse.isToMany {
-            var ids = current.targets
-            guard ids.insert(object.objectID).inserted else { return }
-            target.links[inverseIndex] = .many(ids)
-        } else {
-            guard current != .one(object.objectID) else { return }
-            // The target's previous partner loses it (one-to-one, or moving a child).
-            if case .one(let previous?) = current, previous != object.objectID {
-                let previousObject = try self.object(with: previous)
-                let back = target.entity.relationships[inverseIndex]
-                let backSlot = previousObject.entity.attributes.count + back.inverseIndex
-                switch link(of: previousObject, slot: backSlot) {
-                case .one: previousObject.links[back.inverseIndex] = .one(nil)
-                case .many(var ids): ids.remove(target.objectID); previousObject.links[back.inverseIndex] = .many(ids)
-                }
-                markChanged(previousObject, slot: backSlot)
-            }
-            target.links[inverseIndex] = .one(object.objectID)
-        }
-        markChanged(target, slot: slot)
-    }
-
-    /// Removes `object` from the inverse of `relationship` on the object `target`.
-    private func detach(_ object: ManagedObject, fromInverseOf relationship: ResolvedRelationship, target id: ObjectID) throws(LogStoreError) {
-        let target = try self.object(with: id)
-        guard !target.isDeleted || deletedObjects[id] != nil else { return }
-        let inverseIndex = relationship.inverseIndex
-        let slot = target.entity.attributes.count + inverseIndex
-        switch link(of: target, slot: slot) {
-        case .one(let current):
-            guard current == object.objectID else { return }
-            target.links[inverseIndex] = .one(nil)
-        case .many(var ids):
-            guard ids.remove(object.objectID) != nil else { return }
-            target.links[inverseIndex] = .many(ids)
-        }
-        markChanged(target, slot: slot)
-    }
-
-    // MARK: - Validation and the pending save
-
-    /// Checks every inserted, changed and deleted object and turns the
-    /// changes into slot changes, converting each value once. Throws one
-    /// `.validationFailed` with every problem, and then nothing is saved.
-    private func prepareSave() throws(LogStoreError) -> PendingSave {
-        var problems = misuse.map(\.error)
-        var changes: [SlotChange] = []
-        // At most one change per object: a bulk insert's million changes
-        // are then not copied again at every doubling.
-        changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
-        var versions: [RecordKey: UInt64] = [:]
-        unwrittenInSave = []
-        for object in inserted where !object.isDeleted {
-            let values = storedAttributes(of: object, problems: &problems)
-            object.savingStored = values
-            problems += ObjectValidation.problems(of: object, stored: values, context: self)
-            do throws(LogStoreError) { try object.validateForInsert() } catch { problems.append(error) }
-            let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
-            changes.append(.insert(entity: object.entity, key: object.recordKey, values: relationships.isEmpty ? values : values + relationships))
-        }
-        for object in changed where object.isUpdated {
-            let entity = object.entity
-            let values = storedAttributes(of: object, problems: &problems)
-            object.savingStored = values
-            problems += ObjectValidation.problems(of: object, stored: values, context: self)
-            do throws(LogStoreError) { try object.validateForUpdate() } catch { problems.append(error) }
-            let slots = object.changedSlots.compactMap { slot -> (Int, StoredValue)? in
-                if slot < entity.attributes.count {
-                    return entity.attributes[slot].isTransient ? nil : (slot, values[slot])
-                }
-                let index = slot - entity.attributes.count
-                return entity.relationships[index].isStored ? (slot, storedLink(of: object, index: index)) : nil
-            }
-            guard !slots.isEmpty else {
-                unwrittenInSave.insert(ObjectIdentifier(object))
-                continue
-            }
-            changes.append(.update(entity: entity, key: object.recordKey, slots: slots))
-            if let version = object.version { versions[RecordKey(entity: entity.index, key: object.recordKey)] = version }
-        }
-        // In entity and key order, so that the journal's order does not depend
-        // on hashing; compared as numbers, since making two IDs for each of
-        // the comparisons was a third of a large delete's save.
-        for object in deletedObjects.values.sorted(by: { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }) {
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.definition.deleteRule == .deny {
-                let remaining = link(of: object, slot: object.entity.attributes.count + index).targets.filter { deletedObjects[$0] == nil }
-                if !remaining.isEmpty {
-                    problems.append(LogStoreError(.validationFailed, "\(object.entity.name) \(object.objectID) cannot be deleted while its \(relationship.name) holds \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule deny)", entity: object.entity.name, attribute: relationship.name))
-                }
-            }
-            do throws(LogStoreError) { try object.validateForDelete() } catch { problems.append(error) }
-            guard !object.isInserted else { continue }
-            changes.append(.delete(entity: object.entity, key: object.recordKey))
-            if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }
-        }
-        guard problems.isEmpty else {
-            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
-            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
-        }
-        return PendingSave(changes: changes, expectedVersions: versions)
-    }
-
-    /// The object's attribute values as saved: `.null` for a transient
-    /// attribute, transformable values run through their transformer (one
-    /// that fails goes into `problems`, and its slot is `.null`).
-    private func storedAttributes(of object: ManagedObject, problems: inout [LogStoreError]) -> [StoredValue] {
-        object.fulfill()
-        let entity = object.entity
-        guard !entity.savesStoredValuesAsTheyAre else { return object.stored }
-        var values = object.stored
-        for (index, attribute) in entity.attributes.enumerated() where index < values.count {
-            if attribute.isTransient { values[index] = .null; continue }
-            // A transformable value never read or written is still the stored one.
-            guard case .transformable = attribute.type, let value = object.transformed[index] else { continue }
-            guard let value else { values[index] = .null; continue }
-            do throws(LogStoreError) {
-                values[index] = try attribute.type.stored(value) ?? .null
-            } catch {
-                problems.append(LogStoreError(error.kind, "\(entity.name).\(attribute.name): \(error.message) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
-                values[index] = .null
-            }
-        }
-        return values
-    }
-
-    /// A stored relationship's value (`.null` for a derived side).
-    private func storedLink(of object: ManagedObject, index: Int) -> StoredValue {
-        let relationship = object.entity.relationships[index]
-        guard relationship.isStored else { return .null }
-        let targets = link(of: object, slot: object.entity.attributes.count + index).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }
-        if relationship.isToMany { return .references(targets.sorted()) }
-        return targets.first.map(StoredValue.reference) ?? .null
-    }
-
-    private func didSave(_ changes: StoreChanges) {
-        for object in deletedObjects.values {
-            registered[object.objectID] = nil
-        }
-        for object in inserted where !object.isDeleted {
-            object.isInserted = false
-            Self.markSaved(object, version: changes.sequence)
-        }
-        for object in changed where !object.isDeleted {
-            object.isTracked = false
-            let wroteNothing = !unwrittenInSave.isEmpty && unwrittenInSave.contains(ObjectIdentifier(object))
-            Self.markSaved(object, version: wroteNothing ? object.version : changes.sequence)
-        }
-        unwrittenInSave = []
-        inserted = []
-        deletedObjects = [:]
-        changed = []
-        misuse = []
-    }
-
-    /// Makes what a save wrote the object's committed state.
-    private static func markSaved(_ object: ManagedObject, version: UInt64?) {
-        object.committedStored = object.savingStored ?? object.committedStored
-        object.savingStored = nil
-        object.committedLinks = object.links
-        object.changedSlots = SlotSet()
-        object.version = version
+        object.awakeFromFetch()
     }
 
     /// Drops an object's unsaved changes: it becomes a fault again.
-    private func discardChanges(_ object: ManagedObject) {
+    func discardChanges(_ object: ManagedObject) {
         guard !object.isInserted else { return }
         object.changedSlots = SlotSet()
         object.isDeleted = false
@@ -745,7 +373,7 @@ public final class ObjectContext {
 }
 
 /// A write through a subscript that failed, for the next save to report.
-private struct Misuse {
+struct Misuse {
     var object: ObjectIdentifier
     var key: String
     var error: LogStoreError

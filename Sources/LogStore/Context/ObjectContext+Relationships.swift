@@ -1,0 +1,171 @@
+// A context's relationships: loading links, and keeping both sides of
+// each relationship consistent as the app changes one.
+
+extension ObjectContext {
+    /// The current link of relationship `slot`, loading it from the store
+    /// (stored side from the record, the other side from the store's index).
+    func link(of object: ManagedObject, slot: Int) -> Link {
+        object.fulfill()
+        let entity = object.entity
+        let index = slot - entity.attributes.count
+        if let link = object.links[index] { return link }
+        let relationship = entity.relationships[index]
+        let loaded = committedLink(of: object, relationship: relationship, slot: slot)
+        object.links[index] = loaded
+        object.committedLinks[index] = loaded
+        return loaded
+    }
+
+    private func committedLink(of object: ManagedObject, relationship: ResolvedRelationship, slot: Int) -> Link {
+        var ids: [ObjectID] = []
+        if relationship.isStored {
+            if let record = store.record(object.objectID) {
+                ids = CommittedState.targets(record.values[slot]).map { store.id(relationship.destination, $0) }
+            }
+        } else if let destination = store.model.entitiesByName[relationship.destination] {
+            let inverseSlot = destination.attributes.count + relationship.inverseIndex
+            ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.recordKey).sorted().map { store.id(destination.name, $0) }
+        }
+        // Objects deleted in this context are gone from its relationships.
+        ids = ids.filter { deletedObjects[$0] == nil }
+        return relationship.isToMany ? .many(Set(ids)) : .one(ids.first)
+    }
+
+    func setRelationship(of object: ManagedObject, index: Int, to value: Any?) throws(LogStoreError) {
+        let relationship = object.entity.relationships[index]
+        if relationship.isToMany {
+            guard let value else {
+                try setMany(of: object, index: index, to: [])
+                return
+            }
+            guard let set = Self.objectSet(value) else {
+                throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) is to-many: give it a Set of \(relationship.destination) objects, not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
+            }
+            try setMany(of: object, index: index, to: set)
+        } else {
+            let target = try related(value, for: object, relationship)
+            try setOne(of: object, index: index, to: target)
+        }
+    }
+
+    func addToMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
+        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
+        }
+        let checked = try related(target, for: object, object.entity.relationships[index])
+        var current = link(of: object, slot: object.entity.attributes.count + index).targets
+        guard let checked, current.insert(checked.objectID).inserted else { return }
+        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+    }
+
+    func removeFromMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
+        guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
+        }
+        var current = link(of: object, slot: object.entity.attributes.count + index).targets
+        guard current.remove(target.objectID) != nil else { return }
+        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+    }
+
+    // MARK: - Relationship maintenance
+
+    private static func objectSet(_ value: Any) -> Set<ManagedObject>? {
+        if let set = value as? Set<ManagedObject> { return set }
+        if let array = value as? [ManagedObject] { return Set(array) }
+        if let set = value as? any Collection, let objects = set.map({ $0 as? ManagedObject }) as [ManagedObject?]?, !objects.contains(where: { $0 == nil }) {
+            return Set(objects.compactMap { $0 })
+        }
+        return nil
+    }
+
+    /// `value` as an object that may be the target of `relationship`.
+    private func related(_ value: Any?, for object: ManagedObject, _ relationship: ResolvedRelationship) throws(LogStoreError) -> ManagedObject? {
+        guard let value else { return nil }
+        guard let target = value as? ManagedObject else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(type(of: value))", entity: object.entity.name, attribute: relationship.name)
+        }
+        guard target.entity.name == relationship.destination else {
+            throw LogStoreError(.wrongType, "\(object.entity.name).\(relationship.name) holds a \(relationship.destination), not a \(target.entity.name)", entity: object.entity.name, attribute: relationship.name)
+        }
+        try checkOwned(target)
+        guard !target.isDeleted else {
+            throw LogStoreError(.objectNotFound, "\(target.objectID) was deleted; it cannot be the \(relationship.name) of \(object.objectID)", entity: object.entity.name, attribute: relationship.name)
+        }
+        return target
+    }
+
+    func checkOwned(_ object: ManagedObject) throws(LogStoreError) {
+        guard object.managedObjectContext === self, registered[object.objectID] === object || object.isDeleted else {
+            throw LogStoreError(.wrongContext, "\(object.objectID) belongs to another context; pass its objectID and use object(with:) in this one", entity: object.entity.name)
+        }
+    }
+
+    private func setOne(of object: ManagedObject, index: Int, to target: ManagedObject?) throws(LogStoreError) {
+        let slot = object.entity.attributes.count + index
+        let old = link(of: object, slot: slot)
+        guard old != .one(target?.objectID) else { return }
+        let relationship = object.entity.relationships[index]
+        if case .one(let previous?) = old { try detach(object, fromInverseOf: relationship, target: previous) }
+        object.links[index] = .one(target?.objectID)
+        markChanged(object, slot: slot)
+        if let target { try attach(object, toInverseOf: relationship, target: target) }
+    }
+
+    private func setMany(of object: ManagedObject, index: Int, to targets: Set<ManagedObject>) throws(LogStoreError) {
+        let relationship = object.entity.relationships[index]
+        var checked: Set<ObjectID> = []
+        for target in targets { if let target = try related(target, for: object, relationship) { checked.insert(target.objectID) } }
+        let slot = object.entity.attributes.count + index
+        let old = link(of: object, slot: slot).targets
+        guard old != checked else { return }
+        for removed in old.subtracting(checked) { try detach(object, fromInverseOf: relationship, target: removed) }
+        object.links[index] = .many(checked)
+        markChanged(object, slot: slot)
+        for added in checked.subtracting(old) { try attach(object, toInverseOf: relationship, target: try self.object(with: added)) }
+    }
+
+    /// Makes `target`'s inverse of `relationship` include `object`.
+    private func attach(_ object: ManagedObject, toInverseOf relationship: ResolvedRelationship, target: ManagedObject) throws(LogStoreError) {
+        let inverseIndex = relationship.inverseIndex
+        let inverse = target.entity.relationships[inverseIndex]
+        let slot = target.entity.attributes.count + inverseIndex
+        let current = link(of: target, slot: slot)
+        if inverse.isToMany {
+            var ids = current.targets
+            guard ids.insert(object.objectID).inserted else { return }
+            target.links[inverseIndex] = .many(ids)
+        } else {
+            guard current != .one(object.objectID) else { return }
+            // The target's previous partner loses it (one-to-one, or moving a child).
+            if case .one(let previous?) = current, previous != object.objectID {
+                let previousObject = try self.object(with: previous)
+                let back = target.entity.relationships[inverseIndex]
+                let backSlot = previousObject.entity.attributes.count + back.inverseIndex
+                switch link(of: previousObject, slot: backSlot) {
+                case .one: previousObject.links[back.inverseIndex] = .one(nil)
+                case .many(var ids): ids.remove(target.objectID); previousObject.links[back.inverseIndex] = .many(ids)
+                }
+                markChanged(previousObject, slot: backSlot)
+            }
+            target.links[inverseIndex] = .one(object.objectID)
+        }
+        markChanged(target, slot: slot)
+    }
+
+    /// Removes `object` from the inverse of `relationship` on the object `target`.
+    func detach(_ object: ManagedObject, fromInverseOf relationship: ResolvedRelationship, target id: ObjectID) throws(LogStoreError) {
+        let target = try self.object(with: id)
+        guard !target.isDeleted || deletedObjects[id] != nil else { return }
+        let inverseIndex = relationship.inverseIndex
+        let slot = target.entity.attributes.count + inverseIndex
+        switch link(of: target, slot: slot) {
+        case .one(let current):
+            guard current == object.objectID else { return }
+            target.links[inverseIndex] = .one(nil)
+        case .many(var ids):
+            guard ids.remove(object.objectID) != nil else { return }
+            target.links[inverseIndex] = .many(ids)
+        }
+        markChanged(target, slot: slot)
+    }
+}

@@ -1,0 +1,286 @@
+// A context's save: life-cycle hooks, validation, the pending save, the
+// commit, and what the context learns from it.
+
+import Foundation
+
+extension ObjectContext {
+    // MARK: - Saving
+
+    /// Validates every inserted and changed object, then writes all changes
+    /// as one journal transaction. On any failure nothing is written and the
+    /// context keeps its changes; every validation failure is in the error's
+    /// ``LogStoreError/details``.
+    public func save() throws(LogStoreError) {
+        guard hasChanges else { return }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let save = try prepareSave()
+            do {
+                let result = try store.commit(save, checkingVersions: mergePolicy != .objectWins)
+                didSave(result.changes)
+                reload(result.adjusted)
+                return
+            } catch let conflict as SaveConflict {
+                try resolve(conflict.conflicts, attempt: attempt)
+            } catch let error as LogStoreError {
+                throw error
+            } catch {
+                throw LogStoreError(.io, "the save failed: \(error)")
+            }
+        }
+    }
+
+    /// Resolves the conflicts of a refused save by the merge policy, so
+    /// that the save can be computed again, or throws `.mergeConflict`
+    /// naming every conflicting object.
+    ///
+    /// `.storeWins` takes the store's side of each: a record changed
+    /// elsewhere loses this context's changes, a record deleted elsewhere
+    /// is deleted here too, and this context's objects stop linking to it.
+    /// `.objectWins` writes over records changed elsewhere (their versions
+    /// are not checked), but a deletion elsewhere is not undone: a save
+    /// that updates or links to a deleted record fails under every policy
+    /// but `.storeWins`.
+    private func resolve(_ conflicts: [CommitConflict], attempt: Int) throws(LogStoreError) {
+        guard mergePolicy == .storeWins, attempt < 5 else {
+            let details = conflicts.map { conflict in
+                let id = store.id(conflict.record)
+                let message = switch conflict.reason {
+                case .changed(let expected, let stored): "\(id) was changed by another save (this context loaded version \(expected), the store has \(stored))"
+                case .deleted: "\(id) was deleted by another save"
+                case .linkTarget(let source): "\(id), which \(store.id(source)) links to, was deleted by another save"
+                }
+                return LogStoreError(.mergeConflict, message, entity: id.entityName)
+            }
+            let list = details.map { "- \($0.message)" }.joined(separator: "\n")
+            let ids = Set(conflicts.map(\.record))
+            throw LogStoreError(.mergeConflict, "another save changed or deleted \(ids.count == 1 ? "an object" : "\(ids.count) objects") after this context loaded \(ids.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins:\n\(list)", entity: details.first?.entity, details: details)
+        }
+        for conflict in conflicts {
+            let id = store.id(conflict.record)
+            guard let object = registered[id] else { continue }
+            switch conflict.reason {
+            case .changed: discardChanges(object)
+            case .deleted, .linkTarget: forgetDeleted(object)
+            }
+        }
+    }
+
+    /// Takes in that `object`'s record was deleted by another save: it is
+    /// deleted here, and this context's objects stop linking to it.
+    private func forgetDeleted(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        for (index, relationship) in object.entity.relationships.enumerated() where index < object.links.count {
+            for target in object.links[index]?.targets ?? [] {
+                try? detach(object, fromInverseOf: relationship, target: target)
+            }
+        }
+        object.changedSlots = SlotSet()
+        object.isDeleted = true
+        deletedObjects[object.objectID] = nil
+        registered[object.objectID] = nil
+    }
+
+    /// Reloads objects whose records the commit changed beyond what this
+    /// context wrote (delete rules reaching referrers it had not loaded):
+    /// those deleted go, the others become faults.
+    private func reload(_ records: [RecordKey]) {
+        for record in records {
+            let id = store.id(record)
+            guard let object = registered[id] else { continue }
+            if store.record(id) == nil {
+                object.isDeleted = true
+                registered[id] = nil
+            } else {
+                discardChanges(object)
+            }
+        }
+    }
+
+    // MARK: - Life-cycle hooks
+
+    /// How many passes of hooks a save runs, each over the objects the
+    /// previous pass changed, before it gives up on hooks that never settle.
+    static let hookPassLimit = 100
+
+    /// Calls `willSave` and then `validateForInsert`, `validateForUpdate` or
+    /// `validateForDelete` on every object the save writes, and again on
+    /// every object those calls changed, inserted or deleted, until a pass
+    /// changes nothing, so that what hooks do is saved with the rest.
+    /// Returns the errors the validation hooks threw (each object's last).
+    ///
+    /// - Throws: `.validationFailed` when hooks still change objects after
+    ///   ``hookPassLimit`` passes.
+    private func runSaveHooks() throws(LogStoreError) -> [LogStoreError] {
+        var pending: [ManagedObject] = []
+        pending.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
+        for object in inserted where !object.isDeleted { pending.append(object) }
+        for object in changed where object.isUpdated { pending.append(object) }
+        // In entity and key order, so that hooks run in the same order every time.
+        pending += deletedObjects.values.sorted { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }
+        var errors: [ObjectIdentifier: LogStoreError] = [:]
+        var order: [ObjectIdentifier] = []
+        var pass = 0
+        while !pending.isEmpty {
+            pass += 1
+            guard pass <= Self.hookPassLimit else {
+                let names = Set(pending.map { $0.objectID.description }).sorted().prefix(10).joined(separator: ", ")
+                throw LogStoreError(.validationFailed, "the save was refused, nothing was written: willSave or validation hooks still changed objects after \(Self.hookPassLimit) passes (\(names)); a hook that sets a value should set it only when it differs", entity: pending.first?.entity.name)
+            }
+            let insertedBefore = inserted.count
+            changedByHooks = []
+            isRunningSaveHooks = true
+            for object in pending {
+                guard object.hasChanges else { continue }
+                object.willSave()
+                do throws(LogStoreError) {
+                    if object.isDeleted {
+                        try object.validateForDelete()
+                    } else if object.isInserted {
+                        try object.validateForInsert()
+                    } else {
+                        try object.validateForUpdate()
+                    }
+                    if !errors.isEmpty { errors[ObjectIdentifier(object)] = nil }
+                } catch {
+                    if errors.updateValue(error, forKey: ObjectIdentifier(object)) == nil { order.append(ObjectIdentifier(object)) }
+                }
+            }
+            isRunningSaveHooks = false
+            // The next pass: objects the hooks changed, inserted or deleted, once each.
+            var seen = Set<ObjectIdentifier>()
+            pending = (changedByHooks + inserted[insertedBefore...]).filter { seen.insert(ObjectIdentifier($0)).inserted }
+            changedByHooks = []
+        }
+        return order.compactMap { errors[$0] }
+    }
+
+    // MARK: - Validation and the pending save
+
+    /// Checks every inserted, changed and deleted object and turns the
+    /// changes into slot changes, converting each value once. Throws one
+    /// `.validationFailed` with every problem, and then nothing is saved.
+    private func prepareSave() throws(LogStoreError) -> PendingSave {
+        var problems = try runSaveHooks()
+        problems = misuse.map(\.error) + problems
+        var changes: [SlotChange] = []
+        // At most one change per object: a bulk insert's million changes
+        // are then not copied again at every doubling.
+        changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
+        var versions: [RecordKey: UInt64] = [:]
+        unwrittenInSave = []
+        for object in inserted where !object.isDeleted {
+            let values = storedAttributes(of: object, problems: &problems)
+            object.savingStored = values
+            problems += ObjectValidation.problems(of: object, stored: values, context: self)
+            let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
+            changes.append(.insert(entity: object.entity, key: object.recordKey, values: relationships.isEmpty ? values : values + relationships))
+        }
+        for object in changed where object.isUpdated {
+            let entity = object.entity
+            let values = storedAttributes(of: object, problems: &problems)
+            object.savingStored = values
+            problems += ObjectValidation.problems(of: object, stored: values, context: self)
+            let slots = object.changedSlots.compactMap { slot -> (Int, StoredValue)? in
+                if slot < entity.attributes.count {
+                    return entity.attributes[slot].isTransient ? nil : (slot, values[slot])
+                }
+                let index = slot - entity.attributes.count
+                return entity.relationships[index].isStored ? (slot, storedLink(of: object, index: index)) : nil
+            }
+            guard !slots.isEmpty else {
+                unwrittenInSave.insert(ObjectIdentifier(object))
+                continue
+            }
+            changes.append(.update(entity: entity, key: object.recordKey, slots: slots))
+            if let version = object.version { versions[RecordKey(entity: entity.index, key: object.recordKey)] = version }
+        }
+        // In entity and key order, so that the journal's order does not depend
+        // on hashing; compared as numbers, since making two IDs for each of
+        // the comparisons was a third of a large delete's save.
+        for object in deletedObjects.values.sorted(by: { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }) {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.definition.deleteRule == .deny {
+                let remaining = link(of: object, slot: object.entity.attributes.count + index).targets.filter { deletedObjects[$0] == nil }
+                if !remaining.isEmpty {
+                    problems.append(LogStoreError(.validationFailed, "\(object.entity.name) \(object.objectID) cannot be deleted while its \(relationship.name) holds \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule deny)", entity: object.entity.name, attribute: relationship.name))
+                }
+            }
+            guard !object.isInserted else { continue }
+            changes.append(.delete(entity: object.entity, key: object.recordKey))
+            if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }
+        }
+        guard problems.isEmpty else {
+            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
+            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
+        }
+        return PendingSave(changes: changes, expectedVersions: versions)
+    }
+
+    /// The object's attribute values as saved: `.null` for a transient
+    /// attribute, transformable values run through their transformer (one
+    /// that fails goes into `problems`, and its slot is `.null`).
+    private func storedAttributes(of object: ManagedObject, problems: inout [LogStoreError]) -> [StoredValue] {
+        object.fulfill()
+        let entity = object.entity
+        guard !entity.savesStoredValuesAsTheyAre else { return object.stored }
+        var values = object.stored
+        for (index, attribute) in entity.attributes.enumerated() where index < values.count {
+            if attribute.isTransient { values[index] = .null; continue }
+            // A transformable value never read or written is still the stored one.
+            guard case .transformable = attribute.type, let value = object.transformed[index] else { continue }
+            guard let value else { values[index] = .null; continue }
+            do throws(LogStoreError) {
+                values[index] = try attribute.type.stored(value) ?? .null
+            } catch {
+                problems.append(LogStoreError(error.kind, "\(entity.name).\(attribute.name): \(error.message) (\(object.objectID))", entity: entity.name, attribute: attribute.name))
+                values[index] = .null
+            }
+        }
+        return values
+    }
+
+    /// A stored relationship's value (`.null` for a derived side).
+    private func storedLink(of object: ManagedObject, index: Int) -> StoredValue {
+        let relationship = object.entity.relationships[index]
+        guard relationship.isStored else { return .null }
+        let targets = link(of: object, slot: object.entity.attributes.count + index).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }
+        if relationship.isToMany { return .references(targets.sorted()) }
+        return targets.first.map(StoredValue.reference) ?? .null
+    }
+
+    private func didSave(_ changes: StoreChanges) {
+        var saved: [ManagedObject] = []
+        saved.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
+        for object in deletedObjects.values {
+            registered[object.objectID] = nil
+            saved.append(object)
+        }
+        for object in inserted where !object.isDeleted {
+            object.isInserted = false
+            Self.markSaved(object, version: changes.sequence)
+            saved.append(object)
+        }
+        for object in changed where !object.isDeleted {
+            if object.hasChanges { saved.append(object) }
+            object.isTracked = false
+            let wroteNothing = !unwrittenInSave.isEmpty && unwrittenInSave.contains(ObjectIdentifier(object))
+            Self.markSaved(object, version: wroteNothing ? object.version : changes.sequence)
+        }
+        unwrittenInSave = []
+        inserted = []
+        deletedObjects = [:]
+        changed = []
+        misuse = []
+        for object in saved { object.didSave() }
+    }
+
+    /// Makes what a save wrote the object's committed state.
+    private static func markSaved(_ object: ManagedObject, version: UInt64?) {
+        object.committedStored = object.savingStored ?? object.committedStored
+        object.savingStored = nil
+        object.committedLinks = object.links
+        object.changedSlots = SlotSet()
+        object.version = version
+    }
+}
