@@ -65,7 +65,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// and `committedStored` once it succeeds.
     @exclusivity(unchecked) var savingStored: [StoredValue]?
     @exclusivity(unchecked) var links: [Link?] = []
-    @exclusivity(unchecked) var committedLinks: [Link?] = []
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// The record's version when loaded; nil for an object not yet saved.
     @exclusivity(unchecked) var version: UInt64?

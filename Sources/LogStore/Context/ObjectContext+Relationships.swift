@@ -12,7 +12,6 @@ extension ObjectContext {
         let relationship = entity.relationships[index]
         let loaded = committedLink(of: object, relationship: relationship, slot: slot)
         object.links[index] = loaded
-        object.committedLinks[index] = loaded
         return loaded
     }
 
@@ -52,19 +51,36 @@ extension ObjectContext {
         guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
             throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
         }
-        let checked = try related(target, for: object, object.entity.relationships[index])
-        var current = link(of: object, slot: object.entity.attributes.count + index).targets
-        guard let checked, current.insert(checked.objectID).inserted else { return }
-        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+        let relationship = object.entity.relationships[index]
+        guard let checked = try related(target, for: object, relationship) else { return }
+        let slot = object.entity.attributes.count + index
+        _ = link(of: object, slot: slot)
+        guard changeMany(object, index: index, { $0.insert(checked.objectID).inserted }) else { return }
+        markChanged(object, slot: slot)
+        try attach(object, toInverseOf: relationship, target: checked)
     }
 
     func removeFromMany(of object: ManagedObject, key: String, _ target: ManagedObject) throws(LogStoreError) {
         guard case .relationship(let index) = try object.property(key), object.entity.relationships[index].isToMany else {
             throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
         }
-        var current = link(of: object, slot: object.entity.attributes.count + index).targets
-        guard current.remove(target.objectID) != nil else { return }
-        try setMany(of: object, index: index, to: Set(try current.map { id throws(LogStoreError) in try self.object(with: id) }))
+        let slot = object.entity.attributes.count + index
+        _ = link(of: object, slot: slot)
+        guard changeMany(object, index: index, { $0.remove(target.objectID) != nil }) else { return }
+        markChanged(object, slot: slot)
+        try detach(object, fromInverseOf: object.entity.relationships[index], target: target.objectID)
+    }
+
+    /// Changes the loaded to-many link `index` of `object` in place and
+    /// returns what `body` returns. The set is taken out of the object
+    /// while `body` changes it, so that it is not copied for each change:
+    /// linking N objects one at a time would cost N².
+    private func changeMany(_ object: ManagedObject, index: Int, _ body: (inout Set<ObjectID>) -> Bool) -> Bool {
+        guard case .many(var ids)? = object.links[index] else { return false }
+        object.links[index] = nil
+        let changed = body(&ids)
+        object.links[index] = .many(ids)
+        return changed
     }
 
     // MARK: - Relationship maintenance
@@ -129,21 +145,22 @@ extension ObjectContext {
         let inverseIndex = relationship.inverseIndex
         let inverse = target.entity.relationships[inverseIndex]
         let slot = target.entity.attributes.count + inverseIndex
-        let current = link(of: target, slot: slot)
         if inverse.isToMany {
-            var ids = current.targets
-            guard ids.insert(object.objectID).inserted else { return }
-            target.links[inverseIndex] = .many(ids)
+            _ = link(of: target, slot: slot)
+            guard changeMany(target, index: inverseIndex, { $0.insert(object.objectID).inserted }) else { return }
         } else {
+            let current = link(of: target, slot: slot)
             guard current != .one(object.objectID) else { return }
             // The target's previous partner loses it (one-to-one, or moving a child).
             if case .one(let previous?) = current, previous != object.objectID {
                 let previousObject = try self.object(with: previous)
                 let back = target.entity.relationships[inverseIndex]
                 let backSlot = previousObject.entity.attributes.count + back.inverseIndex
-                switch link(of: previousObject, slot: backSlot) {
-                case .one: previousObject.links[back.inverseIndex] = .one(nil)
-                case .many(var ids): ids.remove(target.objectID); previousObject.links[back.inverseIndex] = .many(ids)
+                _ = link(of: previousObject, slot: backSlot)
+                if relationship.isToMany {
+                    _ = changeMany(previousObject, index: back.inverseIndex) { $0.remove(target.objectID) != nil }
+                } else {
+                    previousObject.links[back.inverseIndex] = .one(nil)
                 }
                 markChanged(previousObject, slot: backSlot)
             }
@@ -158,13 +175,12 @@ extension ObjectContext {
         guard !target.isDeleted || deletedObjects[id] != nil else { return }
         let inverseIndex = relationship.inverseIndex
         let slot = target.entity.attributes.count + inverseIndex
-        switch link(of: target, slot: slot) {
-        case .one(let current):
-            guard current == object.objectID else { return }
+        if target.entity.relationships[inverseIndex].isToMany {
+            _ = link(of: target, slot: slot)
+            guard changeMany(target, index: inverseIndex, { $0.remove(object.objectID) != nil }) else { return }
+        } else {
+            guard link(of: target, slot: slot) == .one(object.objectID) else { return }
             target.links[inverseIndex] = .one(nil)
-        case .many(var ids):
-            guard ids.remove(object.objectID) != nil else { return }
-            target.links[inverseIndex] = .many(ids)
         }
         markChanged(target, slot: slot)
     }

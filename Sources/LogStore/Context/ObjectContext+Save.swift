@@ -279,7 +279,6 @@ extension ObjectContext {
     private static func markSaved(_ object: ManagedObject, version: UInt64?) {
         object.committedStored = object.savingStored ?? object.committedStored
         object.savingStored = nil
-        object.committedLinks = object.links
         object.changedSlots = SlotSet()
         object.version = version
     }

@@ -104,7 +104,6 @@ public final class ObjectContext {
             }
         }
         object.links = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
-        object.committedLinks = object.links
         object.isFault = false
         object.isInserted = true
         registered[id] = object
@@ -334,7 +333,6 @@ public final class ObjectContext {
             object.committedStored = object.stored
             object.transformed = [:]
             object.links = Array(repeating: nil, count: entity.relationships.count)
-            object.committedLinks = object.links
             object.version = nil
             return
         }
@@ -357,7 +355,6 @@ public final class ObjectContext {
         var links = object.links.count == entity.relationships.count ? object.links : Array(repeating: nil, count: entity.relationships.count)
         for index in entity.relationships.indices where !object.changedSlots.contains(entity.attributes.count + index) { links[index] = nil }
         object.links = links
-        object.committedLinks = Array(repeating: nil, count: entity.relationships.count)
         object.awakeFromFetch()
     }
 

@@ -276,3 +276,45 @@ struct CommitIntegrityTests {
         }
     }
 }
+
+@Suite("Relationships at size")
+struct RelationshipSizeTests {
+    @Test("Linking 20,000 children to one parent from either side, then unlinking half: both sides agree, in memory and after reopening")
+    func manyChildren() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/many.logstore"
+            let model = try Library.model()
+            let count = 20_000
+            let authorID: ObjectID
+            do {
+                let store = try Store(path: path, model: model)
+                let context = store.newContext()
+                let author = try context.insert("Author"), other = try context.insert("Author")
+                var books: [ManagedObject] = []
+                for number in 0..<count {
+                    let book = try context.insert("Book")
+                    // Half from the to-many side, half from the to-one side.
+                    if number.isMultiple(of: 2) { try author.add(book, to: "books") } else { book["author"] = author }
+                    books.append(book)
+                }
+                #expect((author["books"] as? Set<ManagedObject>)?.count == count)
+                // Move every fourth book to the other author, from both sides.
+                for (number, book) in books.enumerated() where number.isMultiple(of: 4) {
+                    if number.isMultiple(of: 8) { try other.add(book, to: "books") } else { book["author"] = other }
+                }
+                #expect((author["books"] as? Set<ManagedObject>)?.count == count - count / 4)
+                #expect((other["books"] as? Set<ManagedObject>)?.count == count / 4)
+                #expect(books.enumerated().allSatisfy { number, book in (book["author"] as? ManagedObject) === (number.isMultiple(of: 4) ? other : author) })
+                try context.save()
+                authorID = author.objectID
+                store.close()
+            }
+            let store = try Store(path: path, model: model)
+            defer { store.close() }
+            #expect(store.crossReferenceProblems.isEmpty)
+            let context = store.newContext()
+            let author = try context.existingObject(with: authorID)
+            #expect(try author.objectIDs(forRelationshipNamed: "books").count == count - count / 4)
+        }
+    }
+}
