@@ -331,6 +331,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         return true
     }
 
+    /// The model's default value of attribute `key`, for a typed property
+    /// that reads no value.
+    @usableFromInline
+    func defaultValue(forKey key: String) -> Any? {
+        guard let index = entity.attributeIndex(key) else { return nil }
+        return entity.attributes[index].defaultValue
+    }
+
     /// Loads the values of a fault from the store.
     func fulfill() {
         guard isFault else { return }
@@ -413,7 +421,7 @@ public struct Managed<Value> {
                let value: Value = Self.value(of: stored, as: direct) {
                 return value
             }
-            return ManagedValue.cast(object[key], as: Value.self)
+            return ManagedValue.cast(object[key], as: Value.self, modelDefault: object.defaultValue(forKey: key))
         }
         @inline(__always) set {
             let key = object[keyPath: storageKeyPath].key
@@ -440,23 +448,35 @@ public struct Managed<Value> {
 /// Conversions between the untyped storage and `@Managed` property types.
 @usableFromInline
 enum ManagedValue {
+    /// `raw` as `Value`; when it is not one, the model's default for the
+    /// attribute, else what `Value` reads nil as (``fallback(_:)``). The
+    /// model refuses a property that could be left with none of these
+    /// (``EntityDescription/typedPropertyProblems()``).
     @usableFromInline
-    static func cast<Value>(_ raw: Any?, as: Value.Type) -> Value {
+    static func cast<Value>(_ raw: Any?, as: Value.Type, modelDefault: @autoclosure () -> Any?) -> Value {
         if let value = raw as? Value { return value }
-        if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return nilType.init(nilLiteral: ()) as! Value }
+        if let value = modelDefault() as? Value { return value }
+        if let value = fallback(Value.self) { return value }
+        preconditionFailure("@Managed property of type \(Value.self) has no value and no default; declare it optional")
+    }
+
+    /// What a property of type `Value` reads when it has no value: nil, an
+    /// empty set, 0, "" or false; nil for a type with no such value.
+    static func fallback<Value>(_: Value.Type) -> Value? {
+        if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return (nilType.init(nilLiteral: ()) as! Value) }
         switch Value.self {
-        case is Int16.Type: return Int16(0) as! Value
-        case is Int32.Type: return Int32(0) as! Value
-        case is Int64.Type: return Int64(0) as! Value
-        case is Int.Type: return 0 as! Value
-        case is Double.Type: return 0.0 as! Value
-        case is Float.Type: return Float(0) as! Value
-        case is Bool.Type: return false as! Value
-        case is String.Type: return "" as! Value
+        case is Int16.Type: return Int16(0) as? Value
+        case is Int32.Type: return Int32(0) as? Value
+        case is Int64.Type: return Int64(0) as? Value
+        case is Int.Type: return 0 as? Value
+        case is Double.Type: return 0.0 as? Value
+        case is Float.Type: return Float(0) as? Value
+        case is Bool.Type: return false as? Value
+        case is String.Type: return "" as? Value
         default: break
         }
-        if let setType = Value.self as? any EmptyInitializable.Type { return setType.init() as! Value }
-        preconditionFailure("@Managed property of type \(Value.self) has no value and no default; declare it optional")
+        if let setType = Value.self as? any EmptyInitializable.Type { return setType.init() as? Value }
+        return nil
     }
 
     /// `value` with one level of Optional removed, so `nil` stays nil.

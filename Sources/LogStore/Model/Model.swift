@@ -200,6 +200,11 @@ public final class Model: Sendable {
             EntityDescription(entity, index: index, relationships: resolved[entity.name] ?? [], defaults: defaults[entity.name] ?? [])
         }
         entitiesByName = Dictionary(uniqueKeysWithValues: self.entities.map { ($0.name, $0) })
+        let typedProblems = self.entities.flatMap { $0.typedPropertyProblems() }
+        guard typedProblems.isEmpty else {
+            let list = typedProblems.map { "- \($0.message)" }.joined(separator: "\n")
+            throw LogStoreError(.invalidModel, "the model has \(typedProblems.count) mistake\(typedProblems.count == 1 ? "" : "s") in its classes' typed properties:\n\(list)", details: typedProblems)
+        }
     }
 
     /// The entity named `name`.

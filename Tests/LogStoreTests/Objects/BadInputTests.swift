@@ -1,0 +1,83 @@
+// Bad input is recoverable: a rejected write does not block later saves,
+// and typed properties that could read nothing are refused with the model.
+
+import Foundation
+import Testing
+@testable import LogStore
+
+final class Birth: ManagedObject {
+    @Managed("born") var born: Date
+}
+
+final class TypoBirth: ManagedObject {
+    @Managed("bron") var born: Date?
+}
+
+final class Owned: ManagedObject {
+    @Managed("owner") var owner: Owner
+}
+
+final class Owner: ManagedObject {
+    @Managed("items") var items: Set<Owned>
+}
+
+@Suite("Bad input")
+struct BadInputTests {
+    @Test("A rejected write of a wrong type stops blocking saves once the key holds a valid value again")
+    func wrongTypeIsRecoverable() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let context = store.newContext()
+            let book = try context.insert("Book")
+            book["pages"] = "many"          // wrong type: the subscript cannot throw
+            let refused = #expect(throws: LogStoreError.self) { try context.save() }
+            #expect(refused?.details.first?.kind == .wrongType)
+            #expect(refused?.details.first?.attribute == "pages")
+            book["pages"] = Int32(12)        // the key holds a valid value again
+            try context.save()
+            let reader = store.newContext()
+            #expect(try reader.existingObject(with: book.objectID)["pages"] as? Int32 == 12)
+        }
+    }
+
+    @Test("A non-optional typed property over an attribute that can have no value is a model error, not a crash on first read")
+    func nonOptionalPropertyNeedsADefault() throws {
+        let error = #expect(throws: LogStoreError.self) {
+            try Model { Entity("Birth", Birth.self) { Attribute("born", .date) } }
+        }
+        #expect(error?.kind == .invalidModel)
+        #expect(error?.details.first?.attribute == "born")
+        #expect(error?.message.contains("Date?") == true)
+        // Required without a default: a new object has no value either.
+        #expect(throws: LogStoreError.self) {
+            try Model { Entity("Birth", Birth.self) { Attribute("born", .date, optional: false) } }
+        }
+        // With a default there is always a value: accepted, and read.
+        let model = try Model { Entity("Birth", Birth.self) { Attribute("born", .date, default: Date(timeIntervalSince1970: 0)) } }
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/b.logstore", model: model)
+            defer { store.close() }
+            let context = store.newContext()
+            let birth = try context.insert(Birth.self)
+            #expect(birth.born == Date(timeIntervalSince1970: 0))
+            birth["born"] = nil
+            #expect(birth.born == Date(timeIntervalSince1970: 0))
+        }
+    }
+
+    @Test("A typed property whose key the entity lacks, or a non-optional to-one, is a model error")
+    func typedPropertyMistakes() throws {
+        let typo = #expect(throws: LogStoreError.self) {
+            try Model { Entity("Birth", TypoBirth.self) { Attribute("born", .date) } }
+        }
+        #expect(typo?.details.first?.message.contains("bron") == true)
+        let toOne = #expect(throws: LogStoreError.self) {
+            try Model {
+                Entity("Owned", Owned.self) { Relationship("owner", to: "Owner", inverse: "items") }
+                Entity("Owner", Owner.self) { Relationship("items", to: "Owned", inverse: "owner", toMany: true) }
+            }
+        }
+        #expect(toOne?.details.map(\.attribute) == ["owner"])
+    }
+}
