@@ -1,5 +1,21 @@
 // The one error type LogStore throws: what happened, where, and what to do.
 
+/// One object of a merge conflict (``LogStoreError/conflict``): the
+/// version of its record the saving context loaded and the version the
+/// store has now (nil when another save deleted it), and the keys each
+/// side changed since the loaded version.
+public struct MergeConflict: Sendable, Hashable {
+    public var objectID: ObjectID
+    /// The record's version when this context loaded it (nil if it never did).
+    public var loadedVersion: UInt64?
+    /// The record's version in the store now; nil when it was deleted.
+    public var storedVersion: UInt64?
+    /// The keys this context changed.
+    public var changedHere: [String]
+    /// The keys whose stored values differ from what this context loaded.
+    public var changedInStore: [String]
+}
+
 /// An error from LogStore, with the context needed to act on it.
 ///
 /// Every message says what happened, where (path, offset, frame, entity,
@@ -99,6 +115,42 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
     /// Further errors reported together with this one (for example every
     /// validation failure of a save, not just the first).
     public var details: [LogStoreError]
+    /// The object concerned, for a validation failure or a merge conflict.
+    public var objectID: ObjectID?
+    /// The rule a validation failure broke.
+    public var violation: Violation?
+    /// The value that broke the rule, as the app's type (nil for no
+    /// value). A field only: messages never include values, which may be
+    /// private.
+    public var offendingValue: (any Sendable)?
+    /// For one object of a merge conflict: what each side changed.
+    public var conflict: MergeConflict?
+
+    /// The kind of rule a validation failure broke.
+    public enum Violation: String, Sendable, Hashable, CaseIterable {
+        /// A required attribute has no value, or a required to-one relationship is empty.
+        case required
+        /// A number below its minimum, or a date before its earliest.
+        case tooSmall
+        /// A number above its maximum, or a date after its latest.
+        case tooLarge
+        /// A string shorter than its minimum length.
+        case tooShort
+        /// A string longer than its maximum length.
+        case tooLong
+        /// A string that does not match its pattern.
+        case pattern
+        /// A value not among the allowed strings or integers.
+        case notAllowed
+        /// A to-many relationship with fewer objects than its minimum.
+        case countTooSmall
+        /// A to-many relationship with more objects than its maximum.
+        case countTooLarge
+        /// A delete that a `deny` rule refuses while referrers remain.
+        case deleteDenied
+        /// A validation hook (`validateForInsert` and the others) threw, or the hooks never settled.
+        case hook
+    }
 
     /// Creates an error. Library code uses the factory methods instead.
     public init(
@@ -118,9 +170,11 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         self.details = details
     }
 
+    /// The kind and message, then each detail the message does not
+    /// already list: every problem once.
     public var description: String {
         var text = "\(kind): \(message)"
-        for detail in details { text += "\n  - \(detail.message)" }
+        for detail in details where !message.contains(detail.message) { text += "\n  - \(detail.message)" }
         return text
     }
 }

@@ -277,6 +277,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func load(_ key: String) throws(LogStoreError) {
         fulfill()
         if isGone { throw gone(key) }
+        // Still a fault: its context is gone, and with it the values.
+        if isFault { throw released(key) }
     }
 
     /// The error for using an object whose record another save deleted.
@@ -316,7 +318,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func storedValue(forDirectKey key: String) -> StoredValue? {
         guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return nil }
         fulfill()
-        guard !isGone, index < stored.count else { return nil }
+        guard !isGone, !isFault, index < stored.count else { return nil }
         return stored[index]
     }
 

@@ -17,7 +17,7 @@ extension ObjectContext {
             attempt += 1
             let save = try prepareSave()
             do {
-                let result = try store.commit(save, checkingVersions: mergePolicy != .objectWins)
+                let result = try store.commit(save, checkingVersions: mergePolicy.checksVersions)
                 didSave(result.changes)
                 reload(result.adjusted)
                 return
@@ -27,73 +27,6 @@ extension ObjectContext {
                 throw error
             } catch {
                 throw LogStoreError(.io, "the save failed: \(error)")
-            }
-        }
-    }
-
-    /// Resolves the conflicts of a refused save by the merge policy, so
-    /// that the save can be computed again, or throws `.mergeConflict`
-    /// naming every conflicting object.
-    ///
-    /// `.storeWins` takes the store's side of each: a record changed
-    /// elsewhere loses this context's changes, a record deleted elsewhere
-    /// is deleted here too, and this context's objects stop linking to it.
-    /// `.objectWins` writes over records changed elsewhere (their versions
-    /// are not checked), but a deletion elsewhere is not undone: a save
-    /// that updates or links to a deleted record fails under every policy
-    /// but `.storeWins`.
-    private func resolve(_ conflicts: [CommitConflict], attempt: Int) throws(LogStoreError) {
-        guard mergePolicy == .storeWins, attempt < 5 else {
-            let details = conflicts.map { conflict in
-                let id = store.id(conflict.record)
-                let message = switch conflict.reason {
-                case .changed(let expected, let stored): "\(id) was changed by another save (this context loaded version \(expected), the store has \(stored))"
-                case .deleted: "\(id) was deleted by another save"
-                case .linkTarget(let source): "\(id), which \(store.id(source)) links to, was deleted by another save"
-                }
-                return LogStoreError(.mergeConflict, message, entity: id.entityName)
-            }
-            let list = details.map { "- \($0.message)" }.joined(separator: "\n")
-            let ids = Set(conflicts.map(\.record))
-            throw LogStoreError(.mergeConflict, "another save changed or deleted \(ids.count == 1 ? "an object" : "\(ids.count) objects") after this context loaded \(ids.count == 1 ? "it" : "them"); nothing was saved. Refresh the objects and apply the change again, or set mergePolicy to .storeWins or .objectWins:\n\(list)", entity: details.first?.entity, details: details)
-        }
-        for conflict in conflicts {
-            let id = store.id(conflict.record)
-            guard let object = registered[id] else { continue }
-            switch conflict.reason {
-            case .changed: discardChanges(object)
-            case .deleted, .linkTarget: forgetDeleted(object)
-            }
-        }
-    }
-
-    /// Takes in that `object`'s record was deleted by another save: it is
-    /// deleted here, and this context's objects stop linking to it.
-    private func forgetDeleted(_ object: ManagedObject) {
-        guard !object.isInserted else { return }
-        for (index, relationship) in object.entity.relationships.enumerated() where index < object.links.count {
-            for target in object.links[index]?.targets ?? [] {
-                try? detach(object, fromInverseOf: relationship, target: target)
-            }
-        }
-        object.changedSlots = SlotSet()
-        object.isDeleted = true
-        deletedObjects[object.objectID] = nil
-        registered[object.objectID] = nil
-    }
-
-    /// Reloads objects whose records the commit changed beyond what this
-    /// context wrote (delete rules reaching referrers it had not loaded):
-    /// those deleted go, the others become faults.
-    private func reload(_ records: [RecordKey]) {
-        for record in records {
-            let id = store.id(record)
-            guard let object = registered[id] else { continue }
-            if store.record(id) == nil {
-                object.isDeleted = true
-                registered[id] = nil
-            } else {
-                discardChanges(object)
             }
         }
     }
@@ -182,7 +115,9 @@ extension ObjectContext {
             let values = storedAttributes(of: object, problems: &problems)
             object.savingStored = values
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
-            let slots = object.changedSlots.compactMap { slot -> (Int, StoredValue)? in
+            // Under .overwrite every property is written, as this context holds it.
+            let written = mergePolicy.writesWholeObjects ? Array(0..<(entity.attributes.count + entity.relationships.count)) : Array(object.changedSlots)
+            let slots = written.compactMap { slot -> (Int, StoredValue)? in
                 if slot < entity.attributes.count {
                     return entity.attributes[slot].isTransient ? nil : (slot, values[slot])
                 }
@@ -200,12 +135,6 @@ extension ObjectContext {
         // on hashing; compared as numbers, since making two IDs for each of
         // the comparisons was a third of a large delete's save.
         for object in deletedObjects.values.sorted(by: { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }) {
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.definition.deleteRule == .deny {
-                let remaining = link(of: object, slot: object.entity.attributes.count + index).targets.filter { deletedObjects[$0] == nil }
-                if !remaining.isEmpty {
-                    problems.append(LogStoreError(.validationFailed, "\(object.entity.name) \(object.objectID) cannot be deleted while its \(relationship.name) holds \(remaining.count) object\(remaining.count == 1 ? "" : "s") (delete rule deny)", entity: object.entity.name, attribute: relationship.name))
-                }
-            }
             guard !object.isInserted else { continue }
             changes.append(.delete(entity: object.entity, key: object.recordKey))
             if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }

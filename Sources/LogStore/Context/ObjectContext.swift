@@ -2,18 +2,6 @@
 
 import Foundation
 
-/// How a save resolves records that another save changed since this
-/// context loaded them.
-public enum MergePolicy: Sendable, Hashable {
-    /// Refuse the save with `.mergeConflict`, naming the objects (the default).
-    case error
-    /// Keep the store's values for the conflicting objects: drop this
-    /// context's changes to them, save the rest.
-    case storeWins
-    /// Write this context's values over the store's.
-    case objectWins
-}
-
 /// A scratchpad of managed objects: Core Data's `NSManagedObjectContext`.
 ///
 /// Within a context one ID is always one object instance (the identity map).
@@ -230,35 +218,6 @@ public final class ObjectContext {
     public func reset() {
         rollback()
         registered = IdentityMap()
-    }
-
-    /// Turns `object` back into a fault, dropping its unsaved changes when
-    /// `mergeChanges` is false, so its next access reads the store.
-    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard !object.isInserted else { return }
-        if mergeChanges && object.hasChanges {
-            // Keep the unsaved values; take the new version so the save does not conflict.
-            if let record = store.record(object.objectID) { object.version = record.version }
-            return
-        }
-        discardChanges(object)
-    }
-
-    /// Applies what another context saved: objects it deleted go away here,
-    /// objects it changed are refreshed (unless they have unsaved changes here).
-    public func mergeChanges(from changes: StoreChanges) {
-        for id in changes.deleted {
-            guard let object = registered[id], !object.isInserted else { continue }
-            registered[id] = nil
-            deletedObjects[id] = nil
-            object.isDeleted = true
-        }
-        for id in changes.updated + changes.inserted {
-            guard let object = registered[id], !object.hasChanges else { continue }
-            discardChanges(object)
-        }
-        // Derived to-many sides may have changed for any object: reload them.
-        for object in registered.objects where !object.isInserted && !object.hasChanges { object.isFault = true }
     }
 
     // MARK: - Internals used by ManagedObject

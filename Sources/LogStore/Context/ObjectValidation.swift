@@ -10,30 +10,34 @@ enum ObjectValidation {
     static func problems(of object: ManagedObject, stored: [StoredValue], context: ObjectContext) -> [LogStoreError] {
         let entity = object.entity
         var problems: [LogStoreError] = []
-        func fail(_ key: String, _ rule: String) {
-            problems.append(LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key))
+        func fail(_ key: String, _ rule: String, _ violation: LogStoreError.Violation, _ value: (any Sendable)?) {
+            var error = LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key)
+            error.objectID = object.objectID
+            error.violation = violation
+            error.offendingValue = value
+            problems.append(error)
         }
         guard entity.hasAttributeRules || !entity.relationships.isEmpty else { return [] }
         for (index, attribute) in entity.attributes.enumerated() where entity.hasAttributeRules && !attribute.isTransient {
             guard case let value = stored[index], value != .null else {
-                if !attribute.isOptional && !object.hasValue(at: index) { fail(attribute.name, "is required but has no value") }
+                if !attribute.isOptional && !object.hasValue(at: index) { fail(attribute.name, "is required but has no value", .required, nil) }
                 continue
             }
             for rule in attribute.rules where !satisfies(value, rule) {
-                fail(attribute.name, "breaks the rule \"\(rule)\"")
+                fail(attribute.name, "breaks the rule \"\(rule)\"", rule.violation, attribute.type.sendableValue(value))
             }
         }
         for (index, relationship) in entity.relationships.enumerated() {
             let targets = context.link(of: object, slot: entity.attributes.count + index).targets
             let definition = relationship.definition
             if !relationship.isToMany && !definition.isOptional && targets.isEmpty {
-                fail(relationship.name, "is required but is empty")
+                fail(relationship.name, "is required but is empty", .required, nil)
             }
             if let minimum = definition.minimumCount, relationship.isToMany, targets.count < minimum {
-                fail(relationship.name, "holds \(targets.count) objects, fewer than the minimum of \(minimum)")
+                fail(relationship.name, "holds \(targets.count) objects, fewer than the minimum of \(minimum)", .countTooSmall, targets.count)
             }
             if let maximum = definition.maximumCount, relationship.isToMany, targets.count > maximum {
-                fail(relationship.name, "holds \(targets.count) objects, more than the maximum of \(maximum)")
+                fail(relationship.name, "holds \(targets.count) objects, more than the maximum of \(maximum)", .countTooLarge, targets.count)
             }
         }
         return problems
@@ -69,6 +73,20 @@ enum ObjectValidation {
             case .int64(let number): return allowed.contains(number)
             default: return true
             }
+        }
+    }
+}
+
+extension ValidationRule {
+    /// The kind of failure that breaking this rule is.
+    var violation: LogStoreError.Violation {
+        switch self {
+        case .minimum, .earliest: .tooSmall
+        case .maximum, .latest: .tooLarge
+        case .minimumLength: .tooShort
+        case .maximumLength: .tooLong
+        case .pattern: .pattern
+        case .allowedStrings, .allowedIntegers: .notAllowed
         }
     }
 }

@@ -23,6 +23,10 @@ struct SlotSet: Sequence, ExpressibleByArrayLiteral {
         if slot < 64 { low |= 1 << UInt64(slot) } else { high.insert(slot) }
     }
 
+    mutating func remove(_ slot: Int) {
+        if slot < 64 { low &= ~(1 << UInt64(slot)) } else { high.remove(slot) }
+    }
+
     func contains(_ slot: Int) -> Bool {
         slot < 64 ? low & (1 << UInt64(slot)) != 0 : high.contains(slot)
     }

@@ -25,8 +25,8 @@ public enum ValidationRule: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .minimum(let value): "minimum \(value)"
-        case .maximum(let value): "maximum \(value)"
+        case .minimum(let value): "minimum \(Self.number(value))"
+        case .maximum(let value): "maximum \(Self.number(value))"
         case .earliest(let date): "no earlier than \(date)"
         case .latest(let date): "no later than \(date)"
         case .minimumLength(let count): "at least \(count) character\(count == 1 ? "" : "s")"
@@ -35,6 +35,12 @@ public enum ValidationRule: Sendable, Hashable, CustomStringConvertible {
         case .allowedStrings(let values): "one of \(values.joined(separator: ", "))"
         case .allowedIntegers(let values): "one of \(values.map(String.init).joined(separator: ", "))"
         }
+    }
+
+    /// A bound as people write it: a whole number without a fraction.
+    private static func number(_ value: Double) -> String {
+        if value.rounded() == value, abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
     }
 }
 

@@ -62,12 +62,20 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
 
     /// The Swift value of a stored value (nil for `.null`).
     func value(_ stored: StoredValue) throws(LogStoreError) -> Any? {
+        if case .transformable(let name) = self, case .data(let data) = stored {
+            return try ValueTransformers.transformer(named: name).reverseTransformedValue(data)
+        }
+        return sendableValue(stored)
+    }
+
+    /// `stored` as the Swift value an app reads, except that a
+    /// transformable value stays the bytes its transformer made (its type
+    /// need not be `Sendable`).
+    func sendableValue(_ stored: StoredValue) -> (any Sendable)? {
         switch (self, stored) {
-        case (_, .null): return nil
+        case (_, .null), (_, .reference), (_, .references): return nil
         case (.url, .string(let text)): return URL(string: text)
         case (.decimal, .string(let text)): return Decimal(string: text)
-        case (.transformable(let name), .data(let data)):
-            return try ValueTransformers.transformer(named: name).reverseTransformedValue(data)
         case (_, .string(let value)): return value
         case (_, .bool(let value)): return value
         case (_, .int16(let value)): return value
@@ -78,7 +86,6 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case (_, .date(let value)): return value
         case (_, .data(let value)): return value
         case (_, .uuid(let value)): return value
-        case (_, .reference), (_, .references): return nil
         }
     }
 

@@ -101,8 +101,9 @@ struct CommitPlan: Sendable {
     /// The changes to write: the context's, completed by the delete rules.
     var changes: [SlotChange]
     /// Records the context did not change as it will find them: changes the
-    /// delete rules added or altered, and the records those link to. The
-    /// saving context reloads these.
+    /// delete rules added or altered, and the records those link to; and,
+    /// when versions are not checked, records another save changed since
+    /// the context loaded them. The saving context reloads these.
     var adjusted: [RecordKey]
 
     static func make(_ save: PendingSave, state: CommittedState, inFlight: InFlightRecords, checkingVersions: Bool) -> Outcome {
@@ -174,8 +175,13 @@ private struct Planner {
                 conflicts.append(CommitConflict(record: record, reason: .deleted))
                 continue
             }
-            if checkingVersions, let expected = expectedVersions[record], expected != version {
-                conflicts.append(CommitConflict(record: record, reason: .changed(expected: expected, stored: version)))
+            if let expected = expectedVersions[record], expected != version {
+                if checkingVersions {
+                    conflicts.append(CommitConflict(record: record, reason: .changed(expected: expected, stored: version)))
+                } else {
+                    // Written over without a check: the context reloads what it did not write.
+                    adjusted.append(record)
+                }
             }
         }
     }

@@ -1,0 +1,179 @@
+// A context meeting other saves: conflicts resolved by the merge policy,
+// what a commit changed beyond this context's own changes, other
+// contexts' saves merged in, and objects refreshed from the store.
+
+extension ObjectContext {
+    // MARK: - Conflicts
+
+    /// Resolves the conflicts of a refused save by the merge policy
+    /// (``MergePolicy``), so that the save can be computed again, or throws
+    /// `.mergeConflict` with one detail per conflicting object.
+    func resolve(_ conflicts: [CommitConflict], attempt: Int) throws(LogStoreError) {
+        let deletions = conflicts.contains { if case .changed = $0.reason { false } else { true } }
+        guard mergePolicy.resolvesChanges, attempt <= Self.mergeAttemptLimit, !deletions || mergePolicy.acceptsDeletions else {
+            throw conflictError(conflicts, gaveUp: attempt > Self.mergeAttemptLimit)
+        }
+        for conflict in conflicts {
+            let id = store.id(conflict.record)
+            guard let object = registered[id] else { continue }
+            switch conflict.reason {
+            case .changed:
+                guard let record = store.record(id) else { continue }
+                if mergePolicy == .rollback {
+                    revert(object, slots: Array(object.changedSlots), to: record)
+                    discardChanges(object)
+                } else {
+                    // Store trump: where both sides changed a property, the store's value.
+                    revert(object, slots: changedInStore(object, record).filter(object.changedSlots.contains), to: record)
+                    rebase(object)
+                }
+            case .deleted, .linkTarget:
+                forgetDeleted(object)
+            }
+        }
+    }
+
+    /// How many times a save resolves conflicts and tries again before it
+    /// gives up with `.mergeConflict` (other saves keep winning the race).
+    static let mergeAttemptLimit = 10
+
+    /// The `.mergeConflict` error for `conflicts`, with one detail each.
+    private func conflictError(_ conflicts: [CommitConflict], gaveUp: Bool) -> LogStoreError {
+        let details = conflicts.map { conflict -> LogStoreError in
+            let id = store.id(conflict.record)
+            let object = registered[id]
+            let record = store.record(id)
+            let message = switch conflict.reason {
+            case .changed(let expected, let stored): "\(id) was changed by another save (this context loaded version \(expected), the store has \(stored))"
+            case .deleted: "\(id) was deleted by another save"
+            case .linkTarget(let source): "\(id), which \(store.id(source)) links to, was deleted by another save"
+            }
+            var error = LogStoreError(.mergeConflict, message, entity: id.entityName)
+            error.objectID = id
+            let changedHere = object.map { object in object.changedSlots.sorted().map(object.slotName) } ?? []
+            var changedInStore: [String] = []
+            if let object, let record { changedInStore = self.changedInStore(object, record).sorted().map(object.slotName) }
+            let loaded: UInt64? = if case .changed(let expected, _) = conflict.reason { expected } else { object?.version }
+            error.conflict = MergeConflict(objectID: id, loadedVersion: loaded, storedVersion: record?.version, changedHere: changedHere, changedInStore: changedInStore)
+            return error
+        }
+        let list = details.map { "- \($0.message)" }.joined(separator: "\n")
+        let count = Set(conflicts.map(\.record)).count
+        let advice = gaveUp
+            ? "other saves kept changing them while this one was resolved \(Self.mergeAttemptLimit) times; try again"
+            : "refresh the objects and apply the change again, or choose a merge policy (mergePolicy) that resolves it"
+        return LogStoreError(.mergeConflict, "another save changed or deleted \(count == 1 ? "an object" : "\(count) objects") after this context loaded \(count == 1 ? "it" : "them"); nothing was saved; \(advice):\n\(list)", entity: details.first?.entity, details: details)
+    }
+
+    /// The slots of `object` whose stored values in `record` differ from
+    /// the values this context loaded (attributes), or from its own
+    /// (stored relationships, whose loaded values it does not keep).
+    private func changedInStore(_ object: ManagedObject, _ record: Record) -> [Int] {
+        let entity = object.entity
+        var slots: [Int] = []
+        for slot in entity.attributes.indices where slot < object.committedStored.count && slot < record.values.count {
+            if object.committedStored[slot] != record.values[slot] { slots.append(slot) }
+        }
+        for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
+            let slot = entity.attributes.count + index
+            guard slot < record.values.count, object.changedSlots.contains(slot) else { continue }
+            let stored = Set(CommittedState.targets(record.values[slot]))
+            if stored != Set(link(of: object, slot: slot).targets.map(\.key)) { slots.append(slot) }
+        }
+        return slots
+    }
+
+    /// Gives up this context's changes of `slots` of `object` for the
+    /// values in `record`: attributes reload with the object, stored
+    /// relationships are set back through the relationship upkeep, so that
+    /// the other sides this context holds follow.
+    private func revert(_ object: ManagedObject, slots: [Int], to record: Record) {
+        let entity = object.entity
+        for slot in slots {
+            if slot >= entity.attributes.count {
+                let index = slot - entity.attributes.count
+                let relationship = entity.relationships[index]
+                if relationship.isStored, slot < record.values.count {
+                    var targets: [ManagedObject] = []
+                    for key in CommittedState.targets(record.values[slot]) {
+                        if let target = try? self.object(with: store.id(relationship.destination, key)) { targets.append(target) }
+                    }
+                    let value: Any? = relationship.isToMany ? Set(targets) : targets.first
+                    try? setRelationship(of: object, index: index, to: value)
+                }
+            } else {
+                object.transformed[slot] = nil
+            }
+            object.changedSlots.remove(slot)
+        }
+    }
+
+    /// Takes in that `object`'s record was deleted by another save: it is
+    /// deleted here, and this context's objects stop linking to it.
+    private func forgetDeleted(_ object: ManagedObject) {
+        guard !object.isInserted else { return }
+        for (index, relationship) in object.entity.relationships.enumerated() where index < object.links.count {
+            for target in object.links[index]?.targets ?? [] {
+                try? detach(object, fromInverseOf: relationship, target: target)
+            }
+        }
+        object.changedSlots = SlotSet()
+        object.isDeleted = true
+        deletedObjects[object.objectID] = nil
+        registered[object.objectID] = nil
+    }
+
+    /// Reloads objects whose records the commit changed beyond what this
+    /// context wrote (delete rules reaching referrers it had not loaded,
+    /// properties another save changed that this one did not write): those
+    /// deleted go, the others become faults.
+    func reload(_ records: [RecordKey]) {
+        for record in records {
+            let id = store.id(record)
+            guard let object = registered[id] else { continue }
+            if store.record(id) == nil {
+                object.isDeleted = true
+                registered[id] = nil
+            } else {
+                discardChanges(object)
+            }
+        }
+    }
+
+    // MARK: - Refreshing and merging
+
+    /// Turns `object` back into a fault, dropping its unsaved changes when
+    /// `mergeChanges` is false, so its next access reads the store.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard !object.isInserted else { return }
+        guard mergeChanges && object.hasChanges else { return discardChanges(object) }
+        rebase(object)
+    }
+
+    /// Makes `object` a fault that keeps its unsaved changes: its next
+    /// access loads every other property, and the record's version, from
+    /// the store (Core Data's `refresh(_:mergeChanges: true)`).
+    func rebase(_ object: ManagedObject) {
+        guard !object.isInserted, !object.isDeleted else { return }
+        // Loading keeps the changed slots' values and links (fulfill(_:from:)).
+        object.isFault = true
+    }
+
+    /// Applies what another context saved: objects it deleted go away here,
+    /// objects it changed are refreshed (unless they have unsaved changes here).
+    public func mergeChanges(from changes: StoreChanges) {
+        for id in changes.deleted {
+            guard let object = registered[id], !object.isInserted else { continue }
+            registered[id] = nil
+            deletedObjects[id] = nil
+            object.isDeleted = true
+        }
+        for id in changes.updated + changes.inserted {
+            guard let object = registered[id], !object.hasChanges else { continue }
+            discardChanges(object)
+        }
+        // Derived to-many sides may have changed for any object: reload them.
+        for object in registered.objects where !object.isInserted && !object.hasChanges { object.isFault = true }
+    }
+
+}

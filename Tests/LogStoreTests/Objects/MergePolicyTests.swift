@@ -1,0 +1,158 @@
+// Merge policies as Core Data defines them, property by property, and
+// the errors a conflict or a broken rule gives an app to act on.
+
+import Foundation
+import Testing
+@testable import LogStore
+
+@Suite("Merge policies")
+struct MergePolicyTests {
+    /// A saved book; then another context changes `theirs` and saves; then
+    /// a context with `policy` changes `mine` on its copy loaded before
+    /// that, and saves. Returns the saving context, its copy and the result.
+    static func race(_ store: Store, _ policy: MergePolicy, theirs: [String: Any], mine: [String: Any]) throws -> (ObjectContext, ManagedObject, Result<Void, LogStoreError>) {
+        let setup = store.newContext()
+        let book = try setup.insert("Book")
+        book["title"] = "Original"
+        book["pages"] = Int32(100)
+        try setup.save()
+        let context = store.newContext()
+        context.mergePolicy = policy
+        let copy = try context.existingObject(with: book.objectID)
+        let other = store.newContext()
+        let theirCopy = try other.existingObject(with: book.objectID)
+        for (key, value) in theirs { try theirCopy.setValue(value, forKey: key) }
+        try other.save()
+        for (key, value) in mine { try copy.setValue(value, forKey: key) }
+        return (context, copy, Result { () throws(LogStoreError) in try context.save() })
+    }
+
+    static func saved(_ store: Store, _ id: ObjectID) throws -> (String?, Int32?) {
+        let reader = store.newContext()
+        let book = try reader.existingObject(with: id)
+        return (book["title"] as? String, book["pages"] as? Int32)
+    }
+
+    @Test("storeWins (mergeByPropertyStoreTrump): a property changed on both sides takes the store's value; one changed only here keeps this context's")
+    func storeTrump() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (context, copy, result) = try Self.race(store, .mergeByPropertyStoreTrump, theirs: ["title": "Theirs"], mine: ["title": "Mine", "pages": Int32(5)])
+            try result.get()
+            #expect(try Self.saved(store, copy.objectID) == ("Theirs", 5))
+            #expect(copy["title"] as? String == "Theirs" && copy["pages"] as? Int32 == 5)
+            withExtendedLifetime(context) {}
+        }
+    }
+
+    @Test("objectWins (mergeByPropertyObjectTrump): this context's changes are written; properties changed only elsewhere keep theirs, here too")
+    func objectTrump() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (context, copy, result) = try Self.race(store, .mergeByPropertyObjectTrump, theirs: ["title": "Theirs", "pages": Int32(7)], mine: ["title": "Mine"])
+            try result.get()
+            #expect(try Self.saved(store, copy.objectID) == ("Mine", 7))
+            #expect(copy["pages"] as? Int32 == 7, "the object reloads what the other save changed")
+            withExtendedLifetime(context) {}
+        }
+    }
+
+    @Test("overwrite writes the whole object as this context holds it; rollback drops this context's changes to it")
+    func overwriteAndRollback() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (_, over, overwritten) = try Self.race(store, .overwrite, theirs: ["pages": Int32(7)], mine: ["title": "Mine"])
+            try overwritten.get()
+            #expect(try Self.saved(store, over.objectID) == ("Mine", 100))
+
+            let (context, back, rolledBack) = try Self.race(store, .rollback, theirs: ["pages": Int32(7)], mine: ["title": "Mine"])
+            try rolledBack.get()
+            #expect(try Self.saved(store, back.objectID) == ("Original", 7))
+            #expect(back["title"] as? String == "Original" && !context.hasChanges)
+        }
+    }
+
+    @Test("refresh(mergeChanges: true) reloads every unchanged property and keeps local changes; the save then does not conflict")
+    func refreshMerging() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (context, copy, result) = try Self.race(store, .error, theirs: ["pages": Int32(9)], mine: ["title": "Mine"])
+            #expect(throws: LogStoreError.self) { try result.get() }
+            context.refresh(copy, mergeChanges: true)
+            #expect(copy["pages"] as? Int32 == 9 && copy["title"] as? String == "Mine" && copy.hasChanges)
+            try context.save()
+            #expect(try Self.saved(store, copy.objectID) == ("Mine", 9))
+
+            // mergeChanges: false turns it back into a fault without its changes.
+            copy["title"] = "Dropped"
+            context.refresh(copy, mergeChanges: false)
+            #expect(copy.isFault && !context.hasChanges)
+            #expect(copy["title"] as? String == "Mine")
+        }
+    }
+
+    @Test("A merge conflict lists each object with the version it loaded, the stored version and the keys each side changed")
+    func conflictDetails() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/s.logstore", model: Library.model())
+            defer { store.close() }
+            let (_, copy, result) = try Self.race(store, .error, theirs: ["pages": Int32(9)], mine: ["title": "Mine"])
+            guard case .failure(let error) = result else { Issue.record("saved over a conflict"); return }
+            #expect(error.kind == .mergeConflict)
+            let detail = try #require(error.details.first)
+            #expect(error.details.count == 1)
+            #expect(detail.objectID == copy.objectID)
+            let conflict = try #require(detail.conflict)
+            #expect(conflict.objectID == copy.objectID)
+            #expect(conflict.loadedVersion != nil && conflict.storedVersion != nil && conflict.loadedVersion! < conflict.storedVersion!)
+            #expect(conflict.changedHere == ["title"])
+            #expect(conflict.changedInStore == ["pages"])
+            // Each problem once in the description.
+            #expect(error.description.components(separatedBy: copy.objectID.description).count - 1 == 1)
+        }
+    }
+
+    @Test("A validation failure carries the object, entity, key, rule kind and value as fields; bounds print as integers; each problem prints once")
+    func validationFields() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/v.logstore", model: Company.model())
+            defer { store.close() }
+            let context = store.newContext()
+            let gauge = try context.insert("Gauge")
+            gauge["reading"] = 150.0
+            gauge["label"] = "ok"
+            gauge["code"] = "lowercase"
+            let error = #expect(throws: LogStoreError.self) { try context.save() }
+            let details = error?.details ?? []
+            let reading = try #require(details.first { $0.attribute == "reading" })
+            #expect(reading.objectID == gauge.objectID && reading.entity == "Gauge")
+            #expect(reading.violation == .tooLarge)
+            #expect(reading.offendingValue as? Double == 150)
+            #expect(reading.message.contains("maximum 100\""))
+            let code = details.filter { $0.attribute == "code" }.compactMap(\.violation)
+            #expect(code.contains(.pattern) && code.contains(.tooLong))
+            #expect(!(reading.message.contains("150")), "values stay out of messages")
+            let text = error?.description ?? ""
+            #expect(text.components(separatedBy: "Gauge.reading").count - 1 == 1)
+        }
+    }
+
+    @Test("A deny that the store refuses carries .deleteDenied, the object and its referrers")
+    func denyFields() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/d.logstore", model: Library.model(booksRule: .deny))
+            defer { store.close() }
+            let (author, books) = try Library.seed(store, books: 2)
+            let context = store.newContext()
+            try context.delete(try context.existingObject(with: author))
+            let error = #expect(throws: LogStoreError.self) { try context.save() }
+            let detail = try #require(error?.details.first)
+            #expect(detail.violation == .deleteDenied && detail.objectID == author)
+            #expect(detail.offendingValue as? [ObjectID] == books)
+        }
+    }
+}
