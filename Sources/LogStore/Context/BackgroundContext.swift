@@ -23,6 +23,7 @@ public final class BackgroundContext: @unchecked Sendable {
         queue = DispatchQueue(label: "LogStore.BackgroundContext")
         context = ObjectContext(store: store)
         queue.setSpecific(key: onQueue, value: true)
+        context.confinement = .queue(onQueue)
     }
 
     /// Runs `body` with the context on its queue and returns its result.
@@ -36,8 +37,15 @@ public final class BackgroundContext: @unchecked Sendable {
 
     /// Runs `body` with the context on its queue, blocking the caller until
     /// it returns. Calling it from the context's own queue runs `body` at once.
-    public func performAndWait<T: Sendable>(_ body: (ObjectContext) throws -> T) rethrows -> T {
+    ///
+    /// `body` is `@Sendable` and its result `Sendable`, so the compiler
+    /// refuses a closure that hands the context or its objects out (by
+    /// returning them, or by storing them in a variable of the caller).
+    public func performAndWait<T: Sendable>(_ body: @Sendable (ObjectContext) throws -> T) rethrows -> T {
         if DispatchQueue.getSpecific(key: onQueue) == true { return try body(context) }
         return try queue.sync { try body(context) }
     }
+
+    /// Whether the caller runs on this context's queue.
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: onQueue) == true }
 }

@@ -68,14 +68,16 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// The record's version when loaded; nil for an object not yet saved.
     @exclusivity(unchecked) var version: UInt64?
-    @exclusivity(unchecked) public internal(set) var isFault = true
-    @exclusivity(unchecked) public internal(set) var isInserted = false
-    @exclusivity(unchecked) public internal(set) var isDeleted = false
+    /// Where the object stands (``LifeCycle``).
+    @exclusivity(unchecked) var life = LifeCycle.fault
+    /// Whether its values are still to be loaded from the store.
+    public var isFault: Bool { life.isFault }
+    /// Whether it was inserted and not saved yet (also once deleted again).
+    public var isInserted: Bool { life.isInserted }
+    /// Whether it was deleted, by its context or by a save its context merged.
+    public var isDeleted: Bool { life.isDeleted }
     /// In its context's list of changed objects (kept there until the next save or rollback).
     @exclusivity(unchecked) var isTracked = false
-    /// Its record was deleted by another save before this object loaded it:
-    /// reading or writing it throws `.objectNotFound`.
-    @exclusivity(unchecked) var isGone = false
 
     public required init(_ creation: Creation) {
         entity = creation.entity
@@ -169,6 +171,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The value for `key`, or `.unknownKey`.
     public func value(forKey key: String) throws(LogStoreError) -> Any? {
+        checkConfinement()
         switch try property(key) {
         case .attribute(let index):
             try load(key)
@@ -190,6 +193,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// `.wrongContext` (a related object of another context), or
     /// `.objectNotFound` (this object was deleted and saved).
     public func setValue(_ value: Any?, forKey key: String) throws(LogStoreError) {
+        checkConfinement()
         switch try property(key) {
         case .attribute(let index):
             let attribute = entity.attributes[index]
@@ -276,9 +280,18 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// deleted by another save.
     func load(_ key: String) throws(LogStoreError) {
         fulfill()
-        if isGone { throw gone(key) }
+        switch life {
+        case .gone: throw gone(key)
+        case .invalidated: throw invalidated(key)
         // Still a fault: its context is gone, and with it the values.
-        if isFault { throw released(key) }
+        case .fault: throw released(key)
+        case .loaded, .inserted, .deleted: break
+        }
+    }
+
+    /// The error for using an object after its context was reset.
+    func invalidated(_ key: String) -> LogStoreError {
+        LogStoreError(.wrongContext, "\(entity.name) \(objectID) was invalidated when its context was reset, so \(key) cannot be read or written; get the object again with object(with:)", entity: entity.name, attribute: key)
     }
 
     /// The error for using an object whose record another save deleted.
@@ -316,9 +329,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// general path: not a plain attribute, or not loaded.
     @usableFromInline
     func storedValue(forDirectKey key: String) -> StoredValue? {
+        checkConfinement()
         guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index] else { return nil }
         fulfill()
-        guard !isGone, !isFault, index < stored.count else { return nil }
+        guard life == .loaded || life == .inserted, index < stored.count else { return nil }
         return stored[index]
     }
 
@@ -327,6 +341,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// which converts it or reports the problem.
     @usableFromInline
     func setStoredValue(_ value: StoredValue, forDirectKey key: String) -> Bool {
+        checkConfinement()
         guard let index = entity.attributeIndex(key), entity.isStoredDirectly[index],
               entity.attributes[index].type.holds(value) else { return false }
         do throws(LogStoreError) { try write(value, at: index, key) } catch { return false }
@@ -339,6 +354,15 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     func defaultValue(forKey key: String) -> Any? {
         guard let index = entity.attributeIndex(key) else { return nil }
         return entity.attributes[index].defaultValue
+    }
+
+    /// In debug builds, traps when the caller is outside its context's
+    /// isolation domain (``ObjectContext/checkConfinement()``).
+    @inline(__always)
+    func checkConfinement() {
+        #if DEBUG
+        managedObjectContext?.checkConfinement()
+        #endif
     }
 
     /// Loads the values of a fault from the store.

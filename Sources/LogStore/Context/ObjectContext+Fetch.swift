@@ -12,6 +12,7 @@ extension ObjectContext {
     /// - Throws: `.unknownEntity`, `.unknownKey` (a key path the entity
     ///   lacks, naming entity and key), `.invalidPredicate`.
     public func fetch(_ request: FetchRequest) throws(LogStoreError) -> [ManagedObject] {
+        checkConfinement()
         // Every match becomes a loaded object: read each record once.
         let loadsAll = request.fetchBatchSize == 0 && request.fetchLimit == 0 && request.fetchOffset == 0
         let execution = try FetchExecution(request, in: self, loadingRecords: loadsAll)
@@ -26,13 +27,15 @@ extension ObjectContext {
     /// The IDs of the objects `request` selects, without loading any
     /// object: fetch in the background, hand the IDs to another context.
     public func fetchIDs(_ request: FetchRequest) throws(LogStoreError) -> [ObjectID] {
+        checkConfinement()
         let execution = try FetchExecution(request, in: self)
         return execution.run().matches.map { store.id(execution.entity, $0.key) }
     }
 
     /// How many objects `request` selects (within its offset and limit).
     public func count(for request: FetchRequest) throws(LogStoreError) -> Int {
-        try FetchExecution(request, in: self).count()
+        checkConfinement()
+        return try FetchExecution(request, in: self).count()
     }
 
     /// Runs `request` and reports how it found its results.
@@ -83,6 +86,7 @@ extension ObjectContext {
     /// context's unsaved changes do not count), and the limit and offset
     /// apply to the rows returned, after grouping.
     public func fetchDictionaries(_ request: FetchRequest) throws(LogStoreError) -> [[String: Any]] {
+        checkConfinement()
         // As in Core Data, dictionary results (and their aggregates) are
         // computed from the saved state; and a window applies to the rows
         // returned, so grouping sees every object.

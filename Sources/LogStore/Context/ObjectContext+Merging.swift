@@ -118,7 +118,7 @@ extension ObjectContext {
             }
         }
         object.changedSlots = SlotSet()
-        object.isDeleted = true
+        object.life.delete()
         deletedObjects[object.objectID] = nil
         registered[object.objectID] = nil
     }
@@ -132,7 +132,7 @@ extension ObjectContext {
             let id = store.id(record)
             guard let object = registered[id] else { continue }
             if store.record(id) == nil {
-                object.isDeleted = true
+                object.life.delete()
                 registered[id] = nil
             } else {
                 discardChanges(object)
@@ -145,6 +145,7 @@ extension ObjectContext {
     /// Turns `object` back into a fault, dropping its unsaved changes when
     /// `mergeChanges` is false, so its next access reads the store.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        checkConfinement()
         guard !object.isInserted else { return }
         guard mergeChanges && object.hasChanges else { return discardChanges(object) }
         rebase(object)
@@ -156,24 +157,25 @@ extension ObjectContext {
     func rebase(_ object: ManagedObject) {
         guard !object.isInserted, !object.isDeleted else { return }
         // Loading keeps the changed slots' values and links (fulfill(_:from:)).
-        object.isFault = true
+        object.life.refault()
     }
 
     /// Applies what another context saved: objects it deleted go away here,
     /// objects it changed are refreshed (unless they have unsaved changes here).
     public func mergeChanges(from changes: StoreChanges) {
+        checkConfinement()
         for id in changes.deleted {
             guard let object = registered[id], !object.isInserted else { continue }
             registered[id] = nil
             deletedObjects[id] = nil
-            object.isDeleted = true
+            object.life.delete()
         }
         for id in changes.updated + changes.inserted {
             guard let object = registered[id], !object.hasChanges else { continue }
             discardChanges(object)
         }
         // Derived to-many sides may have changed for any object: reload them.
-        for object in registered.objects where !object.isInserted && !object.hasChanges { object.isFault = true }
+        for object in registered.objects where !object.isInserted && !object.hasChanges { object.life.refault() }
     }
 
 }

@@ -11,6 +11,7 @@ extension ObjectContext {
     /// context keeps its changes; every validation failure is in the error's
     /// ``LogStoreError/details``.
     public func save() throws(LogStoreError) {
+        checkConfinement()
         guard hasChanges else { return }
         var attempt = 0
         while true {
@@ -186,7 +187,7 @@ extension ObjectContext {
             saved.append(object)
         }
         for object in inserted where !object.isDeleted {
-            object.isInserted = false
+            object.life.saved()
             Self.markSaved(object, version: changes.sequence)
             saved.append(object)
         }

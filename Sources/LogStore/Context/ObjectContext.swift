@@ -41,6 +41,9 @@ public final class ObjectContext {
     /// Objects changed, inserted or deleted while hooks ran.
     var changedByHooks: [ManagedObject] = []
 
+    /// Where this context may be used (checked in debug builds).
+    var confinement = Confinement.caller
+
     /// What this context's objects hold of it.
     let reference: ContextReference
 
@@ -83,6 +86,7 @@ public final class ObjectContext {
     }
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
+        checkConfinement()
         let id = store.id(entity, store.allocateKey(for: entity))
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, key: id.key, context: reference))
         object.stored = entity.defaults
@@ -92,8 +96,7 @@ public final class ObjectContext {
             }
         }
         object.links = entity.relationships.map { $0.isToMany ? .many([]) : .one(nil) }
-        object.isFault = false
-        object.isInserted = true
+        object.life = .inserted
         registered[id] = object
         inserted.append(object)
         object.awakeFromInsert()
@@ -115,6 +118,7 @@ public final class ObjectContext {
     /// store are cache misses above all, and this overlaps them. A fetch
     /// that loads its objects from values it already holds passes false.
     func object(with id: ObjectID, touchedSoon: Bool) throws(LogStoreError) -> ManagedObject {
+        checkConfinement()
         let prefetching = touchedSoon && id.storeID == store.storeID
         if prefetching { store.prefetchRecord(id) }
         if let object = registered[id] { return object }
@@ -138,7 +142,7 @@ public final class ObjectContext {
             throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
         }
         object.fulfill()
-        if object.isGone { throw object.gone() }
+        if object.life == .gone { throw object.gone() }
         return object
     }
 
@@ -156,6 +160,7 @@ public final class ObjectContext {
 
     /// The IDs `fetchAll(entityName)` would return, without making objects.
     public func fetchIDs(_ entityName: String) throws(LogStoreError) -> [ObjectID] {
+        checkConfinement()
         let entity = try store.model.entity(named: entityName)
         var ids = store.keys(of: entityName).map { store.id(entity, $0) }
         if !deletedObjects.isEmpty { ids = ids.filter { deletedObjects[$0] == nil } }
@@ -175,12 +180,13 @@ public final class ObjectContext {
     /// targets, deny makes the save fail while targets remain, no action
     /// leaves the targets pointing at it.
     public func delete(_ object: ManagedObject) throws(LogStoreError) {
+        checkConfinement()
         try checkOwned(object)
         guard !object.isDeleted else { return }
         object.fulfill()
-        if object.isGone { throw object.gone() }
+        if object.life == .gone { throw object.gone() }
         object.prepareForDeletion()
-        object.isDeleted = true
+        object.life.delete()
         deletedObjects[object.objectID] = object
         if isRunningSaveHooks { changedByHooks.append(object) }
         for (index, relationship) in object.entity.relationships.enumerated() {
@@ -204,7 +210,8 @@ public final class ObjectContext {
     /// Drops every unsaved change: inserted objects go away, deleted ones
     /// come back, changed ones get their last saved values.
     public func rollback() {
-        for object in inserted where !object.isDeleted { registered[object.objectID] = nil; object.isDeleted = true }
+        checkConfinement()
+        for object in inserted where !object.isDeleted { registered[object.objectID] = nil; object.life.delete() }
         for object in registered.objects { discardChanges(object) }
         for object in changed { object.isTracked = false }
         inserted = []
@@ -216,7 +223,11 @@ public final class ObjectContext {
     /// Forgets every object: registered objects become invalid to this
     /// context, unsaved changes are dropped.
     public func reset() {
+        checkConfinement()
         rollback()
+        // Every object goes with the identity map: using one is an error
+        // (never a second instance for the same ID beside a new one).
+        for object in registered.objects { object.life.invalidate() }
         registered = IdentityMap()
     }
 
@@ -283,11 +294,10 @@ public final class ObjectContext {
     /// caller has read it already (a fetch, from its snapshot).
     func fulfill(_ object: ManagedObject, from record: Record? = nil) {
         guard object.isFault else { return }
-        object.isFault = false
         let entity = object.entity
         guard let record = record ?? store.record(object.objectID) else {
             // Deleted by another save: reads and writes throw from now on.
-            object.isGone = true
+            object.life.load(found: false)
             object.stored = Array(repeating: .null, count: entity.attributes.count)
             object.committedStored = object.stored
             object.transformed = [:]
@@ -299,7 +309,7 @@ public final class ObjectContext {
         var values = record.values
         // Only when there are relationship slots: removing none still copies a shared array.
         if values.count > entity.attributes.count { values.removeLast(values.count - entity.attributes.count) }
-        object.isGone = false
+        object.life.load(found: true)
         object.committedStored = values
         // Unsaved values survive a refault (mergeChanges keeps them); the
         // others come from the new record.
@@ -321,8 +331,7 @@ public final class ObjectContext {
     func discardChanges(_ object: ManagedObject) {
         guard !object.isInserted else { return }
         object.changedSlots = SlotSet()
-        object.isDeleted = false
-        object.isFault = true
+        object.life.refault()
         object.links = []
         deletedObjects[object.objectID] = nil
     }

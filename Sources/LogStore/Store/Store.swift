@@ -518,6 +518,13 @@ public final class Store: Sendable {
     }
 }
 
+/// A value handed to another thread on purpose, where the receiver only
+/// lets go of it.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 /// Holds the main actor's context, made on first use, until the store closes.
 ///
 /// The context holds its store, so holding the context here is a cycle:
@@ -535,6 +542,7 @@ final class MainContextBox: @unchecked Sendable {
         lock.withLock {
             if let context { return context }
             let made = ObjectContext(store: store)
+            made.confinement = .mainThread
             // After close, a context is still handed out (its saves fail
             // with .closed), but not kept, so no cycle forms again.
             if !isReleased { context = made }
@@ -542,14 +550,17 @@ final class MainContextBox: @unchecked Sendable {
         }
     }
 
-    /// Lets go of the main context; the last reference may free it here,
-    /// outside the lock.
+    /// Lets go of the main context. The last reference may free it, which
+    /// must happen on the main thread, where its objects may be in use: from
+    /// another thread, the main queue lets go of it.
     func release() {
         let dropped = lock.withLock {
             defer { context = nil; isReleased = true }
             return context
         }
-        withExtendedLifetime(dropped) {}
+        guard let dropped, !ObjectContext.isOnMainActor else { return withExtendedLifetime(dropped) {} }
+        let handOver = UncheckedSendable(dropped)
+        DispatchQueue.main.async { withExtendedLifetime(handOver) {} }
     }
 }
 
