@@ -2,6 +2,10 @@
 // argv[1] with fsync every commit and prints each acknowledged sequence number
 // (flushed at once), until the parent kills it.
 //
+// `logstore-crash-child insert STORE COUNT` inserts COUNT objects without
+// saving them, prints each one's key as it gets its ID, then waits to be
+// killed: an app that crashed between insert and save.
+//
 // `logstore-crash-child compact STORE SEED` saves objects through a Store
 // instead, numbered on from those already saved, prints each acknowledged
 // number, and compacts every few saves, printing "stage NAME" as each step
@@ -14,6 +18,9 @@ import LogStore
 let arguments = CommandLine.arguments
 if arguments.count >= 4, arguments[1] == "compact" {
     saveAndCompact(path: arguments[2], seed: UInt64(arguments[3]) ?? 1)
+}
+if arguments.count >= 4, arguments[1] == "insert" {
+    insertWithoutSaving(path: arguments[2], count: Int(arguments[3]) ?? 1)
 }
 guard arguments.count >= 2 else {
     FileHandle.standardError.write(Data("usage: logstore-crash-child STORE [SEED] | compact STORE SEED\n".utf8))
@@ -80,6 +87,24 @@ func saveAndCompact(path: String, seed: UInt64) -> Never {
                 }
             }
         }
+    } catch {
+        FileHandle.standardError.write(Data("logstore-crash-child: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+func insertWithoutSaving(path: String, count: Int) -> Never {
+    do {
+        let model = try Model { Entity("Event") { Attribute("number", .int64) } }
+        let store = try Store(path: path, model: model)
+        let context = store.newContext()
+        for number in 0..<count {
+            let event = try context.insert("Event")
+            event["number"] = Int64(number)
+            print(event.objectID.key)
+            fflush(nil)
+        }
+        while true { sleep(60) }
     } catch {
         FileHandle.standardError.write(Data("logstore-crash-child: \(error)\n".utf8))
         exit(1)

@@ -87,7 +87,7 @@ public final class ObjectContext {
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {
         checkConfinement()
-        let id = store.id(entity, store.allocateKey(for: entity))
+        let id = store.id(entity, try store.allocateKey(for: entity))
         let object = entity.objectClass.init(ManagedObject.Creation(entity: entity, key: id.key, context: reference))
         object.stored = entity.defaults
         if !entity.savesStoredValuesAsTheyAre {

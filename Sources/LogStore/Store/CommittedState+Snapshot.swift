@@ -28,6 +28,7 @@ extension CommittedState {
                 continue
             }
             nextKeys[entity.index] = max(nextKeys[entity.index], section.nextKey)
+            reservedKeys[entity.index] = max(reservedKeys[entity.index], section.nextKey)
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
                 for key in section.keys {
@@ -110,7 +111,9 @@ extension CommittedState {
     func write(to writer: inout SnapshotWriter, progress: (CompactionProgress) -> Void) throws(LogStoreError) {
         var failure: LogStoreError?
         for entity in model.entities {
-            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: nextKeys[entity.index])
+            // Keys reserved but not yet handed out count: the journal that
+            // reserved them is folded away.
+            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: max(nextKeys[entity.index], reservedKeys[entity.index]))
             var written = 0
             tables[entity.index].forEachRecord { key, version, bytes in
                 guard failure == nil else { return }

@@ -36,7 +36,17 @@ struct CommittedState: Sendable {
     var tables: [EntityTable]
     /// entity of the stored side → relationship slot → target key → source keys.
     var pointers: [String: [Int: [UInt64: Set<UInt64>]]] = [:]
+    /// Per entity, the next key to hand out.
     var nextKeys: [UInt64]
+    /// Per entity, the key below which keys are reserved in the journal
+    /// (``Store/allocateKey(for:)``); a key at or past it needs a
+    /// reservation first.
+    var reservedKeys: [UInt64]
+    /// Per entity, how many keys the next reservation takes: it doubles up
+    /// to ``largestReservation``.
+    var reservationSizes: [UInt64]
+    static let firstReservation: UInt64 = 64
+    static let largestReservation: UInt64 = 1 << 16
     /// Per entity, a secondary index of each indexed attribute.
     var indexes: [[SecondaryIndex]]
     let model: Model
@@ -45,6 +55,8 @@ struct CommittedState: Sendable {
         self.model = model
         tables = Array(repeating: EntityTable(), count: model.entities.count)
         nextKeys = Array(repeating: 1, count: model.entities.count)
+        reservedKeys = nextKeys
+        reservationSizes = Array(repeating: Self.firstReservation, count: model.entities.count)
         indexes = model.entities.map { entity in
             entity.attributes.indices.filter { entity.attributes[$0].isIndexed && !entity.attributes[$0].isTransient }.map(SecondaryIndex.init(slot:))
         }
@@ -91,11 +103,29 @@ struct CommittedState: Sendable {
         pointers[source]?[slot]?[target] ?? []
     }
 
-    /// A key never used by `entity` (nor given out before).
-    mutating func allocateKey(for entity: EntityDescription) -> UInt64 {
+    /// A key never used by `entity` (nor given out before), from the keys
+    /// reserved in the journal; nil when they are used up.
+    mutating func allocateReservedKey(for entity: EntityDescription) -> UInt64? {
         let key = nextKeys[entity.index]
+        guard key < reservedKeys[entity.index] else { return nil }
         nextKeys[entity.index] = key + 1
         return key
+    }
+
+    /// The reservation the next keys of `entity` need: its new end.
+    func nextReservation(for entity: EntityDescription) -> UInt64 {
+        nextKeys[entity.index] + reservationSizes[entity.index]
+    }
+
+    /// Keys of `entity` below `end` are reserved (written, or read back
+    /// from the journal at open, when they count as handed out).
+    mutating func reserveKeys(of entity: Int, below end: UInt64, handedOut: Bool) {
+        reservedKeys[entity] = max(reservedKeys[entity], end)
+        if handedOut {
+            nextKeys[entity] = max(nextKeys[entity], end)
+        } else {
+            reservationSizes[entity] = min(reservationSizes[entity] * 2, Self.largestReservation)
+        }
     }
 
     mutating func apply(_ change: SlotChange, version: UInt64) {

@@ -130,6 +130,8 @@ public final class Store: Sendable {
     let transactionsReplayed: Int
 
     static let schemaEntity = "__Schema"
+    /// The record whose fields reserve keys, one field per entity (FORMAT.md §5.5).
+    static let keyReservationEntity = "__Keys"
     static let schemaAttribute = "definition"
 
     /// Opens (creating if needed) the store at `path` for `model`.
@@ -170,8 +172,13 @@ public final class Store: Sendable {
             try journal.forEachTransaction { transaction in
                 replayed += 1
                 for change in transaction.changes {
-                    if journal.name(of: change.recordID.entity) == Store.schemaEntity {
+                    let entityName = journal.name(of: change.recordID.entity)
+                    if entityName == Store.schemaEntity {
                         storedSchema = (try? Store.recordedSchema(in: change, path: path)) ?? storedSchema
+                        continue
+                    }
+                    if entityName == Store.keyReservationEntity {
+                        Store.replayReservation(change, into: &state, model: model, journal: journal)
                         continue
                     }
                     if let slotChange = Store.resolve(change, model: model, journal: journal) {
@@ -303,7 +310,38 @@ public final class Store: Sendable {
         state.withLock { $0.pointers(from: source, slot: slot, to: target) }
     }
 
-    func allocateKey(for entity: EntityDescription) -> UInt64 { state.withLock { $0.allocateKey(for: entity) } }
+    /// A key for a new object of `entity`, never handed out before and
+    /// never to be: keys are reserved in the journal, durably, before they
+    /// are handed out, so an ID of an object that was never saved (the
+    /// process crashed first) never names another object later.
+    func allocateKey(for entity: EntityDescription) throws(LogStoreError) -> UInt64 {
+        while true {
+            if let key = state.withLock({ $0.allocateReservedKey(for: entity) }) { return key }
+            try reserveKeys(for: entity)
+        }
+    }
+
+    /// Writes a reservation of the next keys of `entity` (the record
+    /// `__Keys`, FORMAT.md §5.5), as durable as a save. Reservations grow
+    /// from 64 keys to 65,536 as an entity takes more, so a bulk insert
+    /// writes few of them; a crash skips at most one reservation's keys.
+    private func reserveKeys(for entity: EntityDescription) throws(LogStoreError) {
+        guard journal.options.access == .readWrite else {
+            // Nothing from a read-only store is ever saved: keys need no reservation.
+            state.withLock { $0.reserveKeys(of: entity.index, below: $0.nextReservation(for: entity), handedOut: false) }
+            return
+        }
+        try writeLock.withLock { () throws(LogStoreError) in
+            let end = state.withLock { state -> UInt64? in
+                state.nextKeys[entity.index] < state.reservedKeys[entity.index] ? nil : state.nextReservation(for: entity)
+            }
+            guard let end else { return }  // another thread reserved meanwhile
+            let id = RecordID(entity: journal.symbol(for: Store.keyReservationEntity), key: 1)
+            let field = Field(journal.symbol(for: entity.name), .int64(Int64(bitPattern: end)))
+            try journal.append([.update(id, [field])])
+            state.withLock { $0.reserveKeys(of: entity.index, below: end, handedOut: false) }
+        }
+    }
 
     func id(_ entity: String, _ key: UInt64) -> ObjectID {
         let description = model.entitiesByName[entity]
@@ -486,6 +524,17 @@ public final class Store: Sendable {
                     }
                 }
             }
+        }
+    }
+
+    /// Takes in a key reservation read from the journal: its keys count as
+    /// handed out, since objects with them may exist outside the store.
+    private static func replayReservation(_ change: RecordChange, into state: inout CommittedState, model: Model, journal: Journal) {
+        guard case .update(_, let fields) = change else { return }
+        for field in fields {
+            guard let name = journal.name(of: field.attribute), let entity = model.entitiesByName[name],
+                  case .int64(let end) = field.value, end > 0 else { continue }
+            state.reserveKeys(of: entity.index, below: UInt64(end), handedOut: true)
         }
     }
 

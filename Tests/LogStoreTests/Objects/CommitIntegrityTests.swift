@@ -318,3 +318,10 @@ struct RelationshipSizeTests {
         }
     }
 }
+
+extension CommittedTransaction {
+    /// Whether the transaction only reserves keys (the `__Keys` record).
+    func onlyReservesKeys(in journal: Journal) -> Bool {
+        changes.allSatisfy { journal.name(of: $0.recordID.entity) == Store.keyReservationEntity }
+    }
+}

@@ -42,6 +42,17 @@ final class CrashChild {
         return true
     }
 
+    /// Blocks until the child printed at least `count` numbers; false if it
+    /// exited first.
+    func waitForAcknowledgements(_ count: Int) -> Bool {
+        while acknowledged.count < count {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            take(chunk)
+        }
+        return true
+    }
+
     /// Blocks until the child printed a line `matches` accepts; false if it
     /// exited first.
     func waitForLine(where matches: (String) -> Bool) -> Bool {
