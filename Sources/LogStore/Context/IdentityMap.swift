@@ -11,10 +11,12 @@
 /// `Dictionary<ObjectID, ManagedObject>` spent most of that time in SipHash,
 /// growing, and copying 56-byte keys.
 ///
-/// The map owns one retain of each object it holds, taken and given back by
-/// hand, so that growing moves plain words: retaining and releasing every
-/// object at each doubling was a tenth of a run of lookups by ID. Being
-/// noncopyable, it cannot be copied and release them twice.
+/// The map does not keep its objects alive, as Core Data's does not: an
+/// object the app lets go of (and that has no unsaved changes, which the
+/// context's lists of changes hold) is freed, and its deinit takes it out
+/// of the map (``ObjectContext/unregister(_:)``), so that a context's
+/// memory follows what the app holds. Entries are unretained references,
+/// which growing moves as plain words.
 struct IdentityMap: ~Copyable {
     /// A slot: an object and the hash of its ID, side by side so that a
     /// probe touches one cache line.
@@ -31,10 +33,6 @@ struct IdentityMap: ~Copyable {
     private var shift: UInt64 = 64
 
     init() {}
-
-    deinit {
-        for entry in entries { entry.object?.release() }
-    }
 
     subscript(id: ObjectID) -> ManagedObject? {
         get {
@@ -58,20 +56,6 @@ struct IdentityMap: ~Copyable {
         while (count + extra) * 4 > entries.count * 3 { grow() }
     }
 
-    /// Empties the map, releasing its objects in address order: freeing
-    /// hundreds of thousands of objects in hash order touched memory at
-    /// random and cost more than the bulk insert that made them.
-    mutating func removeAllInAddressOrder() {
-        var objects = entries.compactMap(\.object)
-        // The map's retains pass to `objects`.
-        entries = []
-        count = 0
-        mask = -1
-        shift = 64
-        objects.sort { $0.toOpaque() < $1.toOpaque() }
-        for object in objects { object.release() }
-    }
-
     /// Every object, in no particular order.
     var objects: [ManagedObject] { entries.compactMap { $0.object?.takeUnretainedValue() } }
 
@@ -87,17 +71,22 @@ struct IdentityMap: ~Copyable {
         var index = home(hash)
         while let existing = entries[index].object {
             if entries[index].hash == hash, existing._withUnsafeGuaranteedRef({ $0.has(id) }) {
-                entries[index].object = Unmanaged.passRetained(object)
-                existing.release()
+                entries[index].object = Unmanaged.passUnretained(object)
                 return
             }
             index = (index &+ 1) & mask
         }
-        entries[index] = Entry(hash: hash, object: Unmanaged.passRetained(object))
+        entries[index] = Entry(hash: hash, object: Unmanaged.passUnretained(object))
         count += 1
     }
 
-    private mutating func remove(_ id: ObjectID) {
+    private mutating func remove(_ id: ObjectID) { remove(id, only: nil) }
+
+    /// Takes `object` out of the map, if the map holds it under `id` (not
+    /// another instance for the same ID): what a freed object's deinit does.
+    mutating func remove(_ object: ManagedObject, id: ObjectID) { remove(id, only: object) }
+
+    private mutating func remove(_ id: ObjectID, only instance: ManagedObject?) {
         guard count > 0 else { return }
         let hash = id.runHash
         var hole = home(hash)
@@ -106,7 +95,7 @@ struct IdentityMap: ~Copyable {
             if entries[hole].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { break }
             hole = (hole &+ 1) & mask
         }
-        let removed = entries[hole].object
+        if let instance, entries[hole].object?.toOpaque() != Unmanaged.passUnretained(instance).toOpaque() { return }
         // Pull later objects of the same run back over the hole, so that a
         // lookup never stops at an empty slot short of its object.
         var next = (hole &+ 1) & mask
@@ -121,7 +110,6 @@ struct IdentityMap: ~Copyable {
         }
         entries[hole].object = nil
         count -= 1
-        removed?.release()
     }
 
     private mutating func grow() {

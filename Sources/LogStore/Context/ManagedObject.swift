@@ -85,6 +85,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         contextReference = creation.context
     }
 
+    deinit {
+        // The identity map does not keep objects alive: a freed one leaves it.
+        contextReference.context?.unregister(self)
+    }
+
     /// Whether `id` is this object's ID, compared without making it.
     func has(_ id: ObjectID) -> Bool {
         recordKey == id.key && entity.name == id.entityName && contextReference.storeID == id.storeID

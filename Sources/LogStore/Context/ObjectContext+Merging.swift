@@ -161,7 +161,10 @@ extension ObjectContext {
     }
 
     /// Applies what another context saved: objects it deleted go away here,
-    /// objects it changed are refreshed (unless they have unsaved changes here).
+    /// objects it changed are refreshed (unless they have unsaved changes
+    /// here), and so are the objects whose derived side of a relationship
+    /// it changed. Costs time in proportion to what the save changed, not
+    /// to what this context holds.
     public func mergeChanges(from changes: StoreChanges) {
         checkConfinement()
         for id in changes.deleted {
@@ -174,8 +177,15 @@ extension ObjectContext {
             guard let object = registered[id], !object.hasChanges else { continue }
             discardChanges(object)
         }
-        // Derived to-many sides may have changed for any object: reload them.
-        for object in registered.objects where !object.isInserted && !object.hasChanges { object.life.refault() }
+        for record in changes.relinked {
+            guard let object = registered[store.id(record)], !object.isInserted else { continue }
+            if !object.hasChanges { discardChanges(object); continue }
+            // Keep what this context changed; load the other links again.
+            let entity = object.entity
+            for index in object.links.indices where !entity.relationships[index].isStored && !object.changedSlots.contains(entity.attributes.count + index) {
+                object.links[index] = nil
+            }
+        }
     }
 
 }

@@ -55,7 +55,6 @@ public final class ObjectContext {
 
     deinit {
         reference.context = nil
-        registered.removeAllInAddressOrder()
     }
 
     // MARK: - State
@@ -250,6 +249,11 @@ public final class ObjectContext {
         if isRunningSaveHooks { changedByHooks.append(object) }
         guard !misuse.isEmpty, let key else { return }
         misuse.removeAll { $0.object == ObjectIdentifier(object) && $0.key == key }
+    }
+
+    /// Takes a freed object out of the identity map (its deinit calls this).
+    func unregister(_ object: ManagedObject) {
+        registered.remove(object, id: object.objectID)
     }
 
     /// Makes room in the identity map for `count` more objects.

@@ -41,6 +41,29 @@ extension SlotChange {
     }
 }
 
+extension CommittedState {
+    /// Appends to `records` the records whose derived side of a relationship
+    /// `change` alters: what its stored links point to before (read here,
+    /// so call it before applying `change`) and after.
+    func appendRelinkedRecords(by change: SlotChange, to records: inout [RecordKey]) {
+        let entity = change.entity
+        guard entity.relationships.contains(where: \.isStored) else { return }
+        change.forEachLinkTarget { records.append($0) }
+        let oldSlots: [Int]
+        switch change {
+        case .insert: return
+        case .update(_, _, let slots): oldSlots = slots.map(\.0).filter { $0 >= entity.attributes.count }
+        case .delete: oldSlots = entity.relationships.indices.map { entity.attributes.count + $0 }
+        }
+        guard !oldSlots.isEmpty, let old = record(entity, change.key) else { return }
+        for slot in oldSlots where slot < old.values.count {
+            let relationship = entity.relationships[slot - entity.attributes.count]
+            guard relationship.isStored else { continue }
+            for key in Self.targets(old.values[slot]) { records.append(RecordKey(entity: relationship.destinationIndex, key: key)) }
+        }
+    }
+}
+
 /// One record a save cannot write as its context computed it.
 struct CommitConflict: Sendable, Hashable {
     enum Reason: Sendable, Hashable {

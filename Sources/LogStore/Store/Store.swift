@@ -31,11 +31,16 @@ public struct StoreChanges: Sendable, Hashable {
     public let sequence: UInt64
     private let storeID: UUID
     private let changes: [SlotChange]
+    /// The records whose derived side of a relationship the save changed
+    /// (``CommittedState/appendRelinkedRecords(by:to:)``): what a merging
+    /// context reloads besides the records the save wrote.
+    let relinked: [RecordKey]
 
-    init(_ changes: [SlotChange], sequence: UInt64, storeID: UUID) {
+    init(_ changes: [SlotChange], sequence: UInt64, storeID: UUID, relinked: [RecordKey] = []) {
         self.changes = changes
         self.sequence = sequence
         self.storeID = storeID
+        self.relinked = relinked
     }
 
     /// The records the save inserted.
@@ -487,8 +492,12 @@ public final class Store: Sendable {
             }
             let results = state.withLock { state in
                 let results = zip(first...sequence, saves).map { sequence, changes in
-                    for change in changes { state.apply(change, version: sequence) }
-                    return StoreChanges(changes, sequence: sequence, storeID: cachedStoreID)
+                    var relinked: [RecordKey] = []
+                    for change in changes {
+                        state.appendRelinkedRecords(by: change, to: &relinked)
+                        state.apply(change, version: sequence)
+                    }
+                    return StoreChanges(changes, sequence: sequence, storeID: cachedStoreID, relinked: relinked)
                 }
                 state.settleIndexes()
                 return results
