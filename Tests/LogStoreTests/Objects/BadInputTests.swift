@@ -25,9 +25,7 @@ final class Owner: ManagedObject {
 struct BadInputTests {
     @Test("A rejected write of a wrong type stops blocking saves once the key holds a valid value again")
     func wrongTypeIsRecoverable() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let context = store.newContext()
             let book = try context.insert("Book")
             book["pages"] = "many"          // wrong type: the subscript cannot throw

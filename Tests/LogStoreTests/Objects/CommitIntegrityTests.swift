@@ -29,6 +29,15 @@ enum Library {
         ])
     }
 
+    /// Calls `body` with a new store of this model, closed after.
+    static func withStore(booksRule: DeleteRule = .nullify, _ body: (Store) throws -> Void) throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/library.logstore", model: model(booksRule: booksRule))
+            defer { store.close() }
+            try body(store)
+        }
+    }
+
     /// An author with `count` books, saved; their IDs.
     static func seed(_ store: Store, books count: Int = 2) throws -> (author: ObjectID, books: [ObjectID]) {
         let context = store.newContext()
@@ -47,6 +56,14 @@ enum Library {
 }
 
 extension Store {
+    /// Deletes the record `id` in a context of its own, and saves: another
+    /// context's save, as far as the caller's contexts know.
+    func deleteInAnotherContext(_ id: ObjectID) throws {
+        let other = newContext()
+        try other.delete(try other.existingObject(with: id))
+        try other.save()
+    }
+
     /// What `logstore-tool verify` reports beyond frames: dangling
     /// references, pointers and indexes that disagree with the records.
     var crossReferenceProblems: [String] { state.withLock { $0.crossReferenceProblems() } }
@@ -56,16 +73,12 @@ extension Store {
 struct CommitIntegrityTests {
     @Test("An update to a record another context deleted is a conflict that names it; observers hear of no update")
     func updateOfDeletedRecord() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (_, books) = try Library.seed(store)
             let editor = store.newContext()
             let book = try editor.existingObject(with: books[0])
             #expect(book["title"] as? String == "Book 0")
-            let other = store.newContext()
-            try other.delete(try other.existingObject(with: books[0]))
-            try other.save()
+            try store.deleteInAnotherContext(books[0])
 
             let heard = Mutex<[StoreChanges]>([])
             store.addObserver { changes in heard.withLock { $0.append(changes) } }
@@ -81,16 +94,12 @@ struct CommitIntegrityTests {
 
     @Test("storeWins resolves an update of a deleted record by letting the deletion stand, and saves the rest")
     func updateOfDeletedRecordStoreWins() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (_, books) = try Library.seed(store)
             let editor = store.newContext()
             editor.mergePolicy = .storeWins
             let doomed = try editor.existingObject(with: books[0]), kept = try editor.existingObject(with: books[1])
-            let other = store.newContext()
-            try other.delete(try other.existingObject(with: books[0]))
-            try other.save()
+            try store.deleteInAnotherContext(books[0])
 
             doomed["title"] = "Renamed"
             kept["title"] = "Kept"
@@ -105,16 +114,12 @@ struct CommitIntegrityTests {
 
     @Test("Touching a fault whose record was deleted throws .objectNotFound; it never reads as an object of nils")
     func faultOfDeletedRecord() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (_, books) = try Library.seed(store)
             let holder = store.newContext()
             let fault = try holder.object(with: books[0])
             #expect(fault.isFault)
-            let other = store.newContext()
-            try other.delete(try other.existingObject(with: books[0]))
-            try other.save()
+            try store.deleteInAnotherContext(books[0])
 
             let read = #expect(throws: LogStoreError.self) { try fault.value(forKey: "title") }
             #expect(read?.kind == .objectNotFound)
@@ -158,15 +163,11 @@ struct CommitIntegrityTests {
 
     @Test("A save that links to a record deleted in the committed state fails as a conflict")
     func linkToDeletedRecord() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (author, _) = try Library.seed(store, books: 0)
             let writer = store.newContext()
             let loaded = try writer.existingObject(with: author)
-            let other = store.newContext()
-            try other.delete(try other.existingObject(with: author))
-            try other.save()
+            try store.deleteInAnotherContext(author)
 
             let book = try writer.insert("Book")
             book["author"] = loaded
@@ -180,16 +181,12 @@ struct CommitIntegrityTests {
 
     @Test("storeWins on a link to a deleted record: the deletion wins, the link is nullified, the rest is saved")
     func linkToDeletedRecordStoreWins() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (author, _) = try Library.seed(store, books: 0)
             let writer = store.newContext()
             writer.mergePolicy = .storeWins
             let loaded = try writer.existingObject(with: author)
-            let other = store.newContext()
-            try other.delete(try other.existingObject(with: author))
-            try other.save()
+            try store.deleteInAnotherContext(author)
 
             let book = try writer.insert("Book")
             book["title"] = "Orphan"
@@ -205,9 +202,7 @@ struct CommitIntegrityTests {
 
     @Test("deny checks the committed referrers: a book another context added since blocks the author's deletion")
     func denyAgainstCommittedReferrers() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: .deny))
-            defer { store.close() }
+        try Library.withStore(booksRule: .deny) { store in
             let (author, _) = try Library.seed(store, books: 0)
             let deleter = store.newContext()
             let loaded = try deleter.existingObject(with: author)
@@ -228,9 +223,7 @@ struct CommitIntegrityTests {
     @Test("cascade and nullify reach referrers other contexts added since this context looked")
     func rulesReachReferrersAddedElsewhere() throws {
         for rule in [DeleteRule.cascade, .nullify] {
-            try withTemporaryDirectory { directory in
-                let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: rule))
-                defer { store.close() }
+            try Library.withStore(booksRule: rule) { store in
                 let (author, books) = try Library.seed(store, books: 1)
                 let deleter = store.newContext()
                 let loaded = try deleter.existingObject(with: author)
@@ -256,9 +249,7 @@ struct CommitIntegrityTests {
 
     @Test("The context learns what the commit's delete rules did: cascaded objects it holds are deleted, nullified ones refreshed")
     func contextSeesCommitExpansion() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model(booksRule: .cascade))
-            defer { store.close() }
+        try Library.withStore(booksRule: .cascade) { store in
             let (author, _) = try Library.seed(store, books: 1)
             let deleter = store.newContext()
             let loaded = try deleter.existingObject(with: author)

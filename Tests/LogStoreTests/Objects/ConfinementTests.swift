@@ -45,9 +45,7 @@ struct ConfinementTests {
 
     @Test("reset() invalidates the old objects: using one is .wrongContext, and the ID gives one new instance")
     func resetInvalidates() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/r.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (author, _) = try Library.seed(store, books: 1)
             let context = store.newContext()
             let old = try context.existingObject(with: author)

@@ -9,9 +9,7 @@ import Testing
 struct ContextMemoryTests {
     @Test("Paging through records in batches and dropping them leaves the context holding nothing; objects with unsaved changes stay")
     func pagingReturnsToStart() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/page.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             do {
                 let writer = store.newContext()
                 for number in 0..<5_000 { try writer.insert("Book")["pages"] = Int32(number) }
@@ -46,9 +44,7 @@ struct ContextMemoryTests {
 
     @Test("mergeChanges refreshes what the save changed, derived sides included, and leaves the rest loaded")
     func mergeTouchesOnlyChanges() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/merge.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (author, books) = try Library.seed(store, books: 3)
             let reader = store.newContext()
             let loadedAuthor = try reader.existingObject(with: author)

@@ -35,9 +35,7 @@ struct MergePolicyTests {
 
     @Test("storeWins (mergeByPropertyStoreTrump): a property changed on both sides takes the store's value; one changed only here keeps this context's")
     func storeTrump() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (context, copy, result) = try Self.race(store, .mergeByPropertyStoreTrump, theirs: ["title": "Theirs"], mine: ["title": "Mine", "pages": Int32(5)])
             try result.get()
             #expect(try Self.saved(store, copy.objectID) == ("Theirs", 5))
@@ -48,9 +46,7 @@ struct MergePolicyTests {
 
     @Test("objectWins (mergeByPropertyObjectTrump): this context's changes are written; properties changed only elsewhere keep theirs, here too")
     func objectTrump() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (context, copy, result) = try Self.race(store, .mergeByPropertyObjectTrump, theirs: ["title": "Theirs", "pages": Int32(7)], mine: ["title": "Mine"])
             try result.get()
             #expect(try Self.saved(store, copy.objectID) == ("Mine", 7))
@@ -61,9 +57,7 @@ struct MergePolicyTests {
 
     @Test("overwrite writes the whole object as this context holds it; rollback drops this context's changes to it")
     func overwriteAndRollback() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (_, over, overwritten) = try Self.race(store, .overwrite, theirs: ["pages": Int32(7)], mine: ["title": "Mine"])
             try overwritten.get()
             #expect(try Self.saved(store, over.objectID) == ("Mine", 100))
@@ -77,9 +71,7 @@ struct MergePolicyTests {
 
     @Test("refresh(mergeChanges: true) reloads every unchanged property and keeps local changes; the save then does not conflict")
     func refreshMerging() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (context, copy, result) = try Self.race(store, .error, theirs: ["pages": Int32(9)], mine: ["title": "Mine"])
             #expect(throws: LogStoreError.self) { try result.get() }
             context.refresh(copy, mergeChanges: true)
@@ -97,9 +89,7 @@ struct MergePolicyTests {
 
     @Test("A merge conflict lists each object with the version it loaded, the stored version and the keys each side changed")
     func conflictDetails() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/s.logstore", model: Library.model())
-            defer { store.close() }
+        try Library.withStore { store in
             let (_, copy, result) = try Self.race(store, .error, theirs: ["pages": Int32(9)], mine: ["title": "Mine"])
             guard case .failure(let error) = result else { Issue.record("saved over a conflict"); return }
             #expect(error.kind == .mergeConflict)
@@ -143,9 +133,7 @@ struct MergePolicyTests {
 
     @Test("A deny that the store refuses carries .deleteDenied, the object and its referrers")
     func denyFields() throws {
-        try withTemporaryDirectory { directory in
-            let store = try Store(path: directory + "/d.logstore", model: Library.model(booksRule: .deny))
-            defer { store.close() }
+        try Library.withStore(booksRule: .deny) { store in
             let (author, books) = try Library.seed(store, books: 2)
             let context = store.newContext()
             try context.delete(try context.existingObject(with: author))
