@@ -51,8 +51,7 @@ extension ObjectContext {
         pending.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
         for object in inserted where !object.isDeleted { pending.append(object) }
         for object in changed where object.isUpdated { pending.append(object) }
-        // In entity and key order, so that hooks run in the same order every time.
-        pending += deletedObjects.values.sorted { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }
+        pending += deletedObjects.values
         var errors: [ObjectIdentifier: LogStoreError] = [:]
         var order: [ObjectIdentifier] = []
         var pass = 0

@@ -60,6 +60,9 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
     /// Whether any stored attribute is required or has rules, so that a
     /// save has something to check on each object's attribute values.
     let hasAttributeRules: Bool
+    /// Whether deleting a record has a delete rule to apply (a relationship
+    /// whose rule is not `noAction`).
+    let hasDeleteRules: Bool
 
     init(_ entity: Entity, index: Int, relationships: [ResolvedRelationship], defaults: [StoredValue]) {
         self.index = index
@@ -81,6 +84,7 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
         isStoredDirectly = entity.attributes.map(\.type.isStoredDirectly)
         savesStoredValuesAsTheyAre = entity.attributes.allSatisfy { !$0.isTransient && $0.type.isStoredDirectly }
         hasAttributeRules = entity.attributes.contains { !$0.isTransient && (!$0.isOptional || !$0.rules.isEmpty) }
+        hasDeleteRules = relationships.contains { $0.definition.deleteRule != .noAction }
     }
 
     /// The slot of the attribute named `name`.

@@ -235,16 +235,22 @@ private struct Planner {
     /// committed state as this save leaves it, deleting in cascade until
     /// nothing more is reached.
     mutating func applyDeleteRules() {
+        // Only deletes of entities with a rule to apply: most deletes (of
+        // entities without relationships) cost nothing here.
         var queue: [RecordKey] = changes.compactMap { change in
-            if case .delete = change { RecordKey(entity: change.entity.index, key: change.key) } else { nil }
+            guard case .delete = change, change.entity.hasDeleteRules else { return nil }
+            return RecordKey(entity: change.entity.index, key: change.key)
         }
         guard !queue.isEmpty else { return }
-        var deleted = Set(queue)
+        var deleted = Set(changes.compactMap { change in
+            if case .delete = change { RecordKey(entity: change.entity.index, key: change.key) } else { nil }
+        })
         var next = 0
         while next < queue.count {
             let record = queue[next]
             next += 1
             let entity = model.entities[record.entity]
+            guard entity.hasDeleteRules else { continue }
             let values = currentValues(of: record)
             for (position, relationship) in entity.relationships.enumerated() {
                 let rule = relationship.definition.deleteRule
