@@ -178,3 +178,23 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension LogStoreError {
+    /// The `.validationFailed` error of a save refused for `problems`,
+    /// each one a detail.
+    static func saveRefused(_ problems: [LogStoreError]) -> LogStoreError {
+        let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
+        return LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
+    }
+
+    /// The problem of a delete that a `deny` rule refuses: `relationship`
+    /// of the object `id` still holds `referrers`.
+    static func deleteDenied(_ id: ObjectID, relationship: String, referrers: [ObjectID]) -> LogStoreError {
+        let count = referrers.count
+        var error = LogStoreError(.validationFailed, "\(id.entityName) \(id) cannot be deleted while its \(relationship) holds \(count) object\(count == 1 ? "" : "s") (delete rule deny)", entity: id.entityName, attribute: relationship)
+        error.objectID = id
+        error.violation = .deleteDenied
+        error.offendingValue = referrers
+        return error
+    }
+}

@@ -15,21 +15,43 @@ extension ObjectContext {
         }
         for conflict in conflicts {
             let id = store.id(conflict.record)
-            guard let object = registered[id] else { continue }
             switch conflict.reason {
             case .changed:
-                guard let record = store.record(id) else { continue }
+                guard let object = registered[id], let record = store.record(id) else { continue }
                 if mergePolicy == .rollback {
                     revert(object, slots: Array(object.changedSlots), to: record)
                     discardChanges(object)
+                } else if object.isDeleted {
+                    // Store trump merges properties; a delete is not one: it stands.
+                    object.version = record.version
                 } else {
                     // Store trump: where both sides changed a property, the store's value.
                     revert(object, slots: changedInStore(object, record).filter(object.changedSlots.contains), to: record)
                     rebase(object)
                 }
-            case .deleted, .linkTarget:
-                forgetDeleted(object)
+            case .deleted:
+                if let object = registered[id] { forgetDeleted(object) }
+            case .linkTarget(let source):
+                if let object = registered[id] { forgetDeleted(object) }
+                // The source may link to it without this context holding it.
+                if let linking = registered[store.id(source)] { unlink(linking, from: id) }
             }
+        }
+    }
+
+    /// Removes `target`, which another save deleted, from every stored
+    /// relationship of `object` that holds it.
+    private func unlink(_ object: ManagedObject, from target: ObjectID) {
+        let entity = object.entity
+        for (index, relationship) in entity.relationships.enumerated() where relationship.destination == target.entityName {
+            let slot = entity.attributes.count + index
+            guard link(of: object, slot: slot).targets.contains(target) else { continue }
+            if relationship.isToMany {
+                _ = changeMany(object, index: index) { $0.remove(target) != nil }
+            } else {
+                object.links[index] = .one(nil)
+            }
+            markChanged(object, slot: slot)
         }
     }
 
@@ -66,8 +88,7 @@ extension ObjectContext {
     }
 
     /// The slots of `object` whose stored values in `record` differ from
-    /// the values this context loaded (attributes), or from its own
-    /// (stored relationships, whose loaded values it does not keep).
+    /// the values this context loaded: what another save changed.
     private func changedInStore(_ object: ManagedObject, _ record: Record) -> [Int] {
         let entity = object.entity
         var slots: [Int] = []
@@ -76,9 +97,8 @@ extension ObjectContext {
         }
         for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
             let slot = entity.attributes.count + index
-            guard slot < record.values.count, object.changedSlots.contains(slot) else { continue }
-            let stored = Set(CommittedState.targets(record.values[slot]))
-            if stored != Set(link(of: object, slot: slot).targets.map(\.key)) { slots.append(slot) }
+            guard slot < record.values.count, slot < object.committedStored.count else { continue }
+            if Set(CommittedState.targets(object.committedStored[slot])) != Set(CommittedState.targets(record.values[slot])) { slots.append(slot) }
         }
         return slots
     }

@@ -25,13 +25,19 @@ extension ObjectContext {
             let inverseSlot = destination.attributes.count + relationship.inverseIndex
             ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.recordKey).sorted().map { store.id(destination.name, $0) }
         }
-        // Objects deleted in this context are gone from its relationships.
-        ids = ids.filter { deletedObjects[$0] == nil }
+        // An object deleted in this context whose delete rule unlinks this
+        // one (nullify, cascade) is gone from it, as it is from the objects
+        // loaded before the delete; under deny and no action the link stays.
+        if !deletedObjects.isEmpty, let destination = store.model.entitiesByName[relationship.destination] {
+            let rule = destination.relationships[relationship.inverseIndex].definition.deleteRule
+            if rule == .nullify || rule == .cascade { ids = ids.filter { deletedObjects[$0] == nil } }
+        }
         return relationship.isToMany ? .many(Set(ids)) : .one(ids.first)
     }
 
     func setRelationship(of object: ManagedObject, index: Int, to value: Any?) throws(LogStoreError) {
         let relationship = object.entity.relationships[index]
+        try checkNotDeleted(object, relationship)
         if relationship.isToMany {
             guard let value else {
                 try setMany(of: object, index: index, to: [])
@@ -52,6 +58,7 @@ extension ObjectContext {
             throw LogStoreError(.wrongType, "\(object.entity.name).\(key) is not a to-many relationship", entity: object.entity.name, attribute: key)
         }
         let relationship = object.entity.relationships[index]
+        try checkNotDeleted(object, relationship)
         guard let checked = try related(target, for: object, relationship) else { return }
         let slot = object.entity.attributes.count + index
         _ = link(of: object, slot: slot)
@@ -75,7 +82,7 @@ extension ObjectContext {
     /// returns what `body` returns. The set is taken out of the object
     /// while `body` changes it, so that it is not copied for each change:
     /// linking N objects one at a time would cost N².
-    private func changeMany(_ object: ManagedObject, index: Int, _ body: (inout Set<ObjectID>) -> Bool) -> Bool {
+    func changeMany(_ object: ManagedObject, index: Int, _ body: (inout Set<ObjectID>) -> Bool) -> Bool {
         guard case .many(var ids)? = object.links[index] else { return false }
         object.links[index] = nil
         let changed = body(&ids)
@@ -108,6 +115,13 @@ extension ObjectContext {
             throw LogStoreError(.objectNotFound, "\(target.objectID) was deleted; it cannot be the \(relationship.name) of \(object.objectID)", entity: object.entity.name, attribute: relationship.name)
         }
         return target
+    }
+
+    /// Refuses to link a deleted object: the other side cannot be set to it
+    /// either (``related(_:for:_:)``), and the delete would undo the link.
+    private func checkNotDeleted(_ object: ManagedObject, _ relationship: ResolvedRelationship) throws(LogStoreError) {
+        guard object.isDeleted else { return }
+        throw LogStoreError(.objectNotFound, "\(object.objectID) was deleted; its \(relationship.name) cannot be changed", entity: object.entity.name, attribute: relationship.name)
     }
 
     func checkOwned(_ object: ManagedObject) throws(LogStoreError) {

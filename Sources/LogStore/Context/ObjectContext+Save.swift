@@ -102,18 +102,19 @@ extension ObjectContext {
         // are then not copied again at every doubling.
         changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
         var versions: [RecordKey: UInt64] = [:]
-        unwrittenInSave = []
         for object in inserted where !object.isDeleted {
             let values = storedAttributes(of: object, problems: &problems)
-            object.savingStored = values
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             let relationships = object.entity.relationships.indices.map { storedLink(of: object, index: $0) }
-            changes.append(.insert(entity: object.entity, key: object.recordKey, values: relationships.isEmpty ? values : values + relationships))
+            let record = relationships.isEmpty ? values : values + relationships
+            object.savingStored = record
+            changes.append(.insert(entity: object.entity, key: object.recordKey, values: record))
         }
+        // Set again below for each object this save writes, and only for those.
+        for object in changed { object.savingStored = nil }
         for object in changed where object.isUpdated {
             let entity = object.entity
             let values = storedAttributes(of: object, problems: &problems)
-            object.savingStored = values
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
             // Under .overwrite every property is written, as this context holds it.
             let written = mergePolicy.writesWholeObjects ? Array(0..<(entity.attributes.count + entity.relationships.count)) : Array(object.changedSlots)
@@ -124,10 +125,10 @@ extension ObjectContext {
                 let index = slot - entity.attributes.count
                 return entity.relationships[index].isStored ? (slot, storedLink(of: object, index: index)) : nil
             }
-            guard !slots.isEmpty else {
-                unwrittenInSave.insert(ObjectIdentifier(object))
-                continue
-            }
+            // Only a derived side of a relationship changed: nothing to write,
+            // and the record keeps its version.
+            guard !slots.isEmpty else { continue }
+            object.savingStored = Self.record(object, afterWriting: values, slots)
             changes.append(.update(entity: entity, key: object.recordKey, slots: slots))
             if let version = object.version { versions[RecordKey(entity: entity.index, key: object.recordKey)] = version }
         }
@@ -135,15 +136,28 @@ extension ObjectContext {
         // on hashing; compared as numbers, since making two IDs for each of
         // the comparisons was a third of a large delete's save.
         for object in deletedObjects.values.sorted(by: { ($0.entity.index, $0.recordKey) < ($1.entity.index, $1.recordKey) }) {
-            guard !object.isInserted else { continue }
+            guard !object.isInserted else {
+                // Never saved, so the commit never sees it: its deny rules are
+                // checked here, against this context's links to it.
+                problems += deniedDeletion(of: object)
+                continue
+            }
             changes.append(.delete(entity: object.entity, key: object.recordKey))
             if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }
         }
-        guard problems.isEmpty else {
-            let list = problems.map { "- \($0.message)" }.joined(separator: "\n")
-            throw LogStoreError(.validationFailed, "the save was refused, nothing was written; \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: problems.first?.entity, attribute: problems.first?.attribute, details: problems)
-        }
+        guard problems.isEmpty else { throw LogStoreError.saveRefused(problems) }
         return PendingSave(changes: changes, expectedVersions: versions)
+    }
+
+    /// The problems of deleting `object`, which was never saved, while its
+    /// relationships under `deny` hold objects this save does not delete.
+    /// (Saved records are checked by the commit, against the store.)
+    private func deniedDeletion(of object: ManagedObject) -> [LogStoreError] {
+        object.entity.relationships.enumerated().compactMap { index, relationship in
+            guard relationship.definition.deleteRule == .deny else { return nil }
+            let remaining = link(of: object, slot: object.entity.attributes.count + index).targets.filter { deletedObjects[$0] == nil }
+            return remaining.isEmpty ? nil : .deleteDenied(object.objectID, relationship: relationship.name, referrers: remaining.sorted())
+        }
     }
 
     /// The object's attribute values as saved: `.null` for a transient
@@ -193,15 +207,26 @@ extension ObjectContext {
         for object in changed where !object.isDeleted {
             if object.hasChanges { saved.append(object) }
             object.isTracked = false
-            let wroteNothing = !unwrittenInSave.isEmpty && unwrittenInSave.contains(ObjectIdentifier(object))
-            Self.markSaved(object, version: wroteNothing ? object.version : changes.sequence)
+            // An object whose changes were dropped (a refresh), or that wrote
+            // nothing, keeps the version it has.
+            Self.markSaved(object, version: object.savingStored == nil ? object.version : changes.sequence)
         }
-        unwrittenInSave = []
         inserted = []
         deletedObjects = [:]
         changed = []
         misuse = []
         for object in saved { object.didSave() }
+    }
+
+    /// The record of `object` as a save that writes `attributes` and
+    /// `slots` leaves it: its attributes, then its relationships as loaded
+    /// with the written ones replaced.
+    private static func record(_ object: ManagedObject, afterWriting attributes: [StoredValue], _ slots: [(Int, StoredValue)]) -> [StoredValue] {
+        let count = object.entity.attributes.count
+        guard object.committedStored.count > count else { return attributes }
+        var relationships = Array(object.committedStored[count...])
+        for (slot, value) in slots where slot >= count { relationships[slot - count] = value }
+        return attributes + relationships
     }
 
     /// Makes what a save wrote the object's committed state.

@@ -31,10 +31,6 @@ public final class ObjectContext {
     /// the next save reports them, unless a later write to the same key
     /// succeeds.
     var misuse: [Misuse] = []
-    /// Changed objects the save being prepared writes nothing for (only a
-    /// derived side of a relationship changed): the store keeps their
-    /// record's version, so the context must too.
-    var unwrittenInSave: Set<ObjectIdentifier> = []
 
     /// Whether a save is running life-cycle hooks, which note what they change.
     var isRunningSaveHooks = false
@@ -309,12 +305,14 @@ public final class ObjectContext {
             object.version = nil
             return
         }
-        // Attributes first; the relationship slots after them go unused here.
+        // The whole record as loaded, relationships included: what a merge
+        // compares with the store's record to tell who changed what.
+        object.committedStored = record.values
+        // The attributes, to read and write; only when there are relationship
+        // slots is the array copied to drop them.
         var values = record.values
-        // Only when there are relationship slots: removing none still copies a shared array.
         if values.count > entity.attributes.count { values.removeLast(values.count - entity.attributes.count) }
         object.life.load(found: true)
-        object.committedStored = values
         // Unsaved values survive a refault (mergeChanges keeps them); the
         // others come from the new record.
         if !object.changedSlots.isEmpty && object.stored.count == entity.attributes.count {

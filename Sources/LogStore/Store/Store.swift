@@ -456,18 +456,10 @@ public final class Store: Sendable {
 
     /// The error for deletes that `deny` rules refuse, one detail each.
     private func denialError(_ denials: [DeleteDenial]) -> LogStoreError {
-        let details = denials.map { denial in
-            let entity = model.entities[denial.record.entity]
-            let relationship = entity.relationships[denial.relationship]
-            let count = denial.referrers.count
-            var error = LogStoreError(.validationFailed, "\(entity.name) \(id(entity, denial.record.key)) cannot be deleted while its \(relationship.name) holds \(count) object\(count == 1 ? "" : "s") (delete rule deny)", entity: entity.name, attribute: relationship.name)
-            error.objectID = id(entity, denial.record.key)
-            error.violation = .deleteDenied
-            error.offendingValue = denial.referrers.map { id(relationship.destination, $0) }
-            return error
-        }
-        let list = details.map { "- \($0.message)" }.joined(separator: "\n")
-        return LogStoreError(.validationFailed, "the save was refused, nothing was written; \(details.count) problem\(details.count == 1 ? "" : "s"):\n\(list)", entity: details.first?.entity, attribute: details.first?.attribute, details: details)
+        .saveRefused(denials.map { denial in
+            let relationship = model.entities[denial.record.entity].relationships[denial.relationship]
+            return .deleteDenied(id(denial.record), relationship: relationship.name, referrers: denial.referrers.map { id(relationship.destination, $0) })
+        })
     }
 
     /// The ID of `record`.
