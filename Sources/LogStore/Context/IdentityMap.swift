@@ -80,22 +80,31 @@ struct IdentityMap: ~Copyable {
         count += 1
     }
 
-    private mutating func remove(_ id: ObjectID) { remove(id, only: nil) }
-
-    /// Takes `object` out of the map, if the map holds it under `id` (not
-    /// another instance for the same ID): what a freed object's deinit does.
-    mutating func remove(_ object: ManagedObject, id: ObjectID) { remove(id, only: object) }
-
-    private mutating func remove(_ id: ObjectID, only instance: ManagedObject?) {
+    private mutating func remove(_ id: ObjectID) {
         guard count > 0 else { return }
         let hash = id.runHash
-        var hole = home(hash)
-        while true {
-            guard let object = entries[hole].object else { return }
-            if entries[hole].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { break }
-            hole = (hole &+ 1) & mask
+        var slot = home(hash)
+        while let object = entries[slot].object {
+            if entries[slot].hash == hash, object._withUnsafeGuaranteedRef({ $0.has(id) }) { return removeEntry(at: slot) }
+            slot = (slot &+ 1) & mask
         }
-        if let instance, entries[hole].object?.toOpaque() != Unmanaged.passUnretained(instance).toOpaque() { return }
+    }
+
+    /// Takes `object` out of the map if it is there (not another instance
+    /// for its ID): what a freed object's deinit does. Found by its hash and
+    /// its address, without making its ID.
+    mutating func remove(_ object: ManagedObject, hash: UInt64) {
+        guard count > 0 else { return }
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        var slot = home(hash)
+        while let entry = entries[slot].object {
+            if entry.toOpaque() == address { return removeEntry(at: slot) }
+            slot = (slot &+ 1) & mask
+        }
+    }
+
+    private mutating func removeEntry(at slot: Int) {
+        var hole = slot
         // Pull later objects of the same run back over the hole, so that a
         // lookup never stops at an empty slot short of its object.
         var next = (hole &+ 1) & mask

@@ -249,7 +249,7 @@ public final class ObjectContext {
 
     /// Takes a freed object out of the identity map (its deinit calls this).
     func unregister(_ object: ManagedObject) {
-        registered.remove(object, id: object.objectID)
+        registered.remove(object, hash: ObjectID.runHash(key: object.recordKey, entityHash: object.entity.nameHash))
     }
 
     /// Makes room in the identity map for `count` more objects.

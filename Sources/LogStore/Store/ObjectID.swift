@@ -89,7 +89,10 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// which pick a run of eight slots, and those 3 bits as they are, which
     /// pick the slot in the run. Keys are handed out in order, so a bulk
     /// insert fills a run at a time rather than a cache line per object.
-    var runHash: UInt64 {
+    var runHash: UInt64 { Self.runHash(key: key, entityHash: entityHash) }
+
+    /// ``runHash`` of an ID with `key` and `entityHash`, without making it.
+    static func runHash(key: UInt64, entityHash: Int) -> UInt64 {
         ((key >> 3) ^ UInt64(bitPattern: Int64(entityHash))) &* 0x9E37_79B9_7F4A_7C15 & ~7 | key & 7
     }
 
