@@ -207,7 +207,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
                 try prepareToWrite(key)
                 transformed[index] = .some(value)
                 try markChanged(index, key)
-                managedObjectContext?.noteWrite(self, key: key)
+                managedObjectContext?.noteWrite(self, slot: index)
                 return
             }
             guard let value else { return try write(.null, at: index, key) }
@@ -219,7 +219,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             guard let context = managedObjectContext else { throw released(key) }
             try load(key)
             try context.setRelationship(of: self, index: index, to: value)
-            context.noteWrite(self, key: key)
+            context.noteWrite(self, slot: entity.attributes.count + index)
         case .derived:
             throw LogStoreError(.invalidArgument, "\(entity.name).\(key) is derived from other values and read-only", entity: entity.name, attribute: key)
         case .fetched:
@@ -316,7 +316,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         try prepareToWrite(key)
         stored[index] = value
         try markChanged(index, key)
-        managedObjectContext?.noteWrite(self, key: key)
+        managedObjectContext?.noteWrite(self, slot: index)
     }
 
     /// Records a change of `slot`; a saved object joins its context's

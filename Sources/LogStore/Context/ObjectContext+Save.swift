@@ -47,15 +47,27 @@ extension ObjectContext {
     /// - Throws: `.validationFailed` when hooks still change objects after
     ///   ``hookPassLimit`` passes.
     private func runSaveHooks() throws(LogStoreError) -> [LogStoreError] {
-        var pending: [ManagedObject] = []
-        pending.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
-        for object in inserted where !object.isDeleted { pending.append(object) }
-        for object in changed where object.isUpdated { pending.append(object) }
-        pending += deletedObjects.values
         var errors: [ObjectIdentifier: LogStoreError] = [:]
         var order: [ObjectIdentifier] = []
+        func callHooks(_ object: ManagedObject) {
+            guard object.hasChanges else { return }
+            object.willSave()
+            do throws(LogStoreError) {
+                if object.isDeleted {
+                    try object.validateForDelete()
+                } else if object.isInserted {
+                    try object.validateForInsert()
+                } else {
+                    try object.validateForUpdate()
+                }
+                if !errors.isEmpty { errors[ObjectIdentifier(object)] = nil }
+            } catch {
+                if errors.updateValue(error, forKey: ObjectIdentifier(object)) == nil { order.append(ObjectIdentifier(object)) }
+            }
+        }
+        var pending: [ManagedObject] = []
         var pass = 0
-        while !pending.isEmpty {
+        repeat {
             pass += 1
             guard pass <= Self.hookPassLimit else {
                 let names = Set(pending.map { $0.objectID.description }).sorted().prefix(10).joined(separator: ", ")
@@ -64,28 +76,21 @@ extension ObjectContext {
             let insertedBefore = inserted.count
             changedByHooks = []
             isRunningSaveHooks = true
-            for object in pending {
-                guard object.hasChanges else { continue }
-                object.willSave()
-                do throws(LogStoreError) {
-                    if object.isDeleted {
-                        try object.validateForDelete()
-                    } else if object.isInserted {
-                        try object.validateForInsert()
-                    } else {
-                        try object.validateForUpdate()
-                    }
-                    if !errors.isEmpty { errors[ObjectIdentifier(object)] = nil }
-                } catch {
-                    if errors.updateValue(error, forKey: ObjectIdentifier(object)) == nil { order.append(ObjectIdentifier(object)) }
-                }
+            if pass == 1 {
+                // The lists themselves, not a copy: a bulk insert's million
+                // objects are not gathered again.
+                for object in inserted where !object.isDeleted { callHooks(object) }
+                for object in changed where object.isUpdated { callHooks(object) }
+                for object in deletedObjects.values { callHooks(object) }
+            } else {
+                for object in pending { callHooks(object) }
             }
             isRunningSaveHooks = false
             // The next pass: objects the hooks changed, inserted or deleted, once each.
             var seen = Set<ObjectIdentifier>()
             pending = (changedByHooks + inserted[insertedBefore...]).filter { seen.insert(ObjectIdentifier($0)).inserted }
             changedByHooks = []
-        }
+        } while !pending.isEmpty
         return order.compactMap { errors[$0] }
     }
 
@@ -193,29 +198,31 @@ extension ObjectContext {
     }
 
     private func didSave(_ changes: StoreChanges) {
-        var saved: [ManagedObject] = []
-        saved.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
         for object in deletedObjects.values {
             registered[object.objectID] = nil
-            saved.append(object)
         }
         for object in inserted where !object.isDeleted {
             object.life.saved()
             Self.markSaved(object, version: changes.sequence)
-            saved.append(object)
         }
+        var updated: [ManagedObject] = []
         for object in changed where !object.isDeleted {
-            if object.hasChanges { saved.append(object) }
+            if object.hasChanges { updated.append(object) }
             object.isTracked = false
             // An object whose changes were dropped (a refresh), or that wrote
             // nothing, keeps the version it has.
             Self.markSaved(object, version: object.savingStored == nil ? object.version : changes.sequence)
         }
+        // The lists move out before the hooks run: a hook that changes
+        // objects starts the context's next save.
+        let saved = (inserted: inserted, deleted: deletedObjects)
         inserted = []
         deletedObjects = [:]
         changed = []
         misuse = []
-        for object in saved { object.didSave() }
+        for object in saved.deleted.values { object.didSave() }
+        for object in saved.inserted where !object.isDeleted { object.didSave() }
+        for object in updated { object.didSave() }
     }
 
     /// The record of `object` as a save that writes `attributes` and

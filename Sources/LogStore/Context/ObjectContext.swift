@@ -237,13 +237,14 @@ public final class ObjectContext {
         }
     }
 
-    /// Notes a successful write of `key` of `object`: it clears an earlier
+    /// Notes a successful write of `slot` of `object`: it clears an earlier
     /// failed write of the key, and a save running hooks runs them again
     /// for the object.
     @inline(__always)
-    func noteWrite(_ object: ManagedObject, key: String?) {
+    func noteWrite(_ object: ManagedObject, slot: Int) {
         if isRunningSaveHooks { changedByHooks.append(object) }
-        guard !misuse.isEmpty, let key else { return }
+        guard !misuse.isEmpty else { return }
+        let key = object.slotName(slot)
         misuse.removeAll { $0.object == ObjectIdentifier(object) && $0.key == key }
     }
 

@@ -27,7 +27,7 @@
 // hold whatever the interleaving:
 //
 // - A save either returns normally or throws .mergeConflict (not under
-//   .storeWins, which resolves conflicts), .validationFailed (only under
+//   .storeWins and .rollback, which resolve conflicts), .validationFailed (only under
 //   deny) or .objectNotFound; an operation throws nothing but
 //   .objectNotFound. Anything else, or a crash or a hang, is a failure. A
 //   save that throws is heard by no observer (it wrote nothing), and the
@@ -54,8 +54,10 @@
 //   the final value must be the value of its highest certain claim, or of a
 //   possible claim after it, except that a link may have lost targets that
 //   are now deleted: shelves always (Shelf.books nullifies), the author
-//   under nullify, or under storeWins for a possible claim (the saving
-//   context drops a link to a record it finds deleted). A value written by
+//   under nullify, or under storeWins and rollback for a possible claim
+//   (the saving context drops a link to a record it finds deleted). Under
+//   .overwrite a save writes every stored field of an object it updates,
+//   so every such field is noted. A value written by
 //   a save that failed is never claimed, so it must never appear. A field
 //   no successful save wrote is not checked.
 // - storeWins merges property by property: where both sides changed a
@@ -1156,7 +1158,9 @@ extension ContextRaceModel {
             let inserted = context.insertedObjectsSet
             for object in inserted.union(context.updatedObjects) where !object.isDeleted {
                 let stored = storedKeys[object.entity.name] ?? []
-                let keys = object.isInserted ? stored : object.changedValues.keys.filter { stored.contains($0) }
+                // Under .overwrite a save writes every stored field of the objects it updates.
+                let writesAll = object.isInserted || configuration.policy == .overwrite
+                let keys = writesAll ? stored : object.changedValues.keys.filter { stored.contains($0) }
                 for key in keys {
                     guard let value = try? value(of: object, key) else { continue }
                     writes.append(Noted(object: object, field: FieldKey(id: object.objectID, key: key), value: value, loaded: object.isInserted ? nil : object.version))
@@ -1180,8 +1184,8 @@ extension ContextRaceModel {
                 switch error.kind {
                 case .mergeConflict:
                     result.stats.conflicts += 1
-                    // storeWins resolves every conflict: it must not give up.
-                    if configuration.policy == .storeWins { fail("the save threw \(error)") }
+                    // storeWins and rollback resolve every conflict: they must not give up.
+                    if configuration.policy == .storeWins || configuration.policy == .rollback { fail("the save threw \(error)") }
                 case .validationFailed where rule == .deny:
                     result.stats.denied += 1
                 case .objectNotFound:
@@ -1318,7 +1322,7 @@ extension ContextRaceModel {
                 // claim the context could not confirm) dropped by the saving
                 // context when the commit found it deleted.
                 guard !liveAuthors.contains(author) else { return false }
-                return configuration.rule == .nullify || (configuration.policy == .storeWins && !candidate.certain)
+                return configuration.rule == .nullify || (configuration.policy.acceptsDeletions && !candidate.certain)
             case (.links(let held), .links(let written)): return held == written.intersection(liveShelves)
             default: return false
             }
@@ -1419,7 +1423,7 @@ extension ContextRaceModel {
 @Suite("Context races against a model")
 struct ContextRaceModelTests {
     static let rules: [DeleteRule] = [.nullify, .cascade, .deny]
-    static let policies: [MergePolicy] = [.error, .storeWins, .objectWins]
+    static let policies: [MergePolicy] = [.error, .storeWins, .objectWins, .overwrite, .rollback]
 
     @Test("One context: random inserts, links, unlinks, edits, deletes, saves and rollbacks match an exact model", arguments: rules)
     func singleContext(rule: DeleteRule) throws {
@@ -1630,3 +1634,4 @@ struct ContextRaceFindingsTests {
         }
     }
 }
+
