@@ -167,7 +167,7 @@ extension ObjectContext {
             guard current != .one(object.objectID) else { return }
             // The target's previous partner loses it (one-to-one, or moving a child).
             if case .one(let previous?) = current, previous != object.objectID {
-                let previousObject = try self.object(with: previous)
+                let previousObject = try deletedOrRegistered(previous)
                 let back = target.entity.relationships[inverseIndex]
                 let backSlot = previousObject.entity.attributes.count + back.inverseIndex
                 _ = link(of: previousObject, slot: backSlot)
@@ -183,9 +183,18 @@ extension ObjectContext {
         markChanged(target, slot: slot)
     }
 
+    /// The object for `id`: one deleted here (which has left the identity
+    /// map if it was never saved), or ``object(with:)``.
+    private func deletedOrRegistered(_ id: ObjectID) throws(LogStoreError) -> ManagedObject {
+        if let deleted = deletedObjects[id] { return deleted }
+        return try object(with: id)
+    }
+
     /// Removes `object` from the inverse of `relationship` on the object `target`.
     func detach(_ object: ManagedObject, fromInverseOf relationship: ResolvedRelationship, target id: ObjectID) throws(LogStoreError) {
-        let target = try self.object(with: id)
+        // An object inserted and deleted here has left the identity map but
+        // still holds its links, which its delete rules are checked against.
+        let target = try deletedOrRegistered(id)
         guard !target.isDeleted || deletedObjects[id] != nil else { return }
         let inverseIndex = relationship.inverseIndex
         let slot = target.entity.attributes.count + inverseIndex

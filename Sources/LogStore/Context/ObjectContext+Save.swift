@@ -19,8 +19,7 @@ extension ObjectContext {
             let save = try prepareSave()
             do {
                 let result = try store.commit(save, checkingVersions: mergePolicy.checksVersions)
-                didSave(result.changes)
-                reload(result.adjusted)
+                didSave(result.changes, reloading: result.adjusted)
                 return
             } catch let conflict as SaveConflict {
                 try resolve(conflict.conflicts, attempt: attempt)
@@ -107,6 +106,7 @@ extension ObjectContext {
         // are then not copied again at every doubling.
         changes.reserveCapacity(inserted.count + changed.count + deletedObjects.count)
         var versions: [RecordKey: UInt64] = [:]
+        var deletedLinks: [RecordKey: [(Int, StoredValue)]] = [:]
         for object in inserted where !object.isDeleted {
             let values = storedAttributes(of: object, problems: &problems)
             problems += ObjectValidation.problems(of: object, stored: values, context: self)
@@ -147,11 +147,17 @@ extension ObjectContext {
                 problems += deniedDeletion(of: object)
                 continue
             }
+            let record = RecordKey(entity: object.entity.index, key: object.recordKey)
             changes.append(.delete(entity: object.entity, key: object.recordKey))
-            if let version = object.version { versions[RecordKey(entity: object.entity.index, key: object.recordKey)] = version }
+            if let version = object.version { versions[record] = version }
+            let links = object.entity.relationships.indices.compactMap { index -> (Int, StoredValue)? in
+                guard object.entity.relationships[index].isStored, index < object.links.count, object.links[index] != nil else { return nil }
+                return (object.entity.attributes.count + index, storedLink(of: object, index: index))
+            }
+            if !links.isEmpty { deletedLinks[record] = links }
         }
         guard problems.isEmpty else { throw LogStoreError.saveRefused(problems) }
-        return PendingSave(changes: changes, expectedVersions: versions)
+        return PendingSave(changes: changes, expectedVersions: versions, deletedLinks: deletedLinks)
     }
 
     /// The problems of deleting `object`, which was never saved, while its
@@ -197,7 +203,7 @@ extension ObjectContext {
         return targets.first.map(StoredValue.reference) ?? .null
     }
 
-    private func didSave(_ changes: StoreChanges) {
+    private func didSave(_ changes: StoreChanges, reloading adjusted: [RecordKey]) {
         for object in deletedObjects.values {
             registered[object.objectID] = nil
         }
@@ -213,6 +219,9 @@ extension ObjectContext {
             // nothing, keeps the version it has.
             Self.markSaved(object, version: object.savingStored == nil ? object.version : changes.sequence)
         }
+        // What the commit changed beyond this context's own changes, before
+        // the hooks run: what they change must not be reloaded away.
+        reload(adjusted)
         // The lists move out before the hooks run: a hook that changes
         // objects starts the context's next save.
         let saved = (inserted: inserted, deleted: deletedObjects)
@@ -240,6 +249,10 @@ extension ObjectContext {
     private static func markSaved(_ object: ManagedObject, version: UInt64?) {
         object.committedStored = object.savingStored ?? object.committedStored
         object.savingStored = nil
+        // Derived sides load again from the store, which now holds this
+        // save and any other that changed them since they were loaded.
+        let entity = object.entity
+        for index in object.links.indices where !entity.relationships[index].isStored { object.links[index] = nil }
         object.changedSlots = SlotSet()
         object.version = version
     }

@@ -147,6 +147,7 @@ private struct Planner {
     let state: CommittedState
     let inFlight: InFlightRecords
     let expectedVersions: [RecordKey: UInt64]
+    let deletedLinks: [RecordKey: [(Int, StoredValue)]]
     var changes: [SlotChange]
     var conflicts: [CommitConflict] = []
     var denials: [DeleteDenial] = []
@@ -166,6 +167,7 @@ private struct Planner {
         self.state = state
         self.inFlight = inFlight
         expectedVersions = save.expectedVersions
+        deletedLinks = save.deletedLinks
         changes = save.changes
     }
 
@@ -257,9 +259,12 @@ private struct Planner {
                 if rule == .noAction { continue }
                 // For nullify, only referrers that store a link need a write:
                 // when this side is stored, the link goes with the record.
-                if rule == .nullify && relationship.isStored { continue }
+                // A relationship that is its own inverse is stored on both
+                // ends: the referrers are found through the pointers.
+                let isOwnInverse = relationship.destinationIndex == entity.index && relationship.inverseIndex == position
+                if rule == .nullify && relationship.isStored && !isOwnInverse { continue }
                 let slot = entity.attributes.count + position
-                var targets = relationship.isStored
+                var targets = relationship.isStored && !isOwnInverse
                     ? CommittedState.targets(values.flatMap { slot < $0.count ? $0[slot] : nil } ?? .null)
                     : referrers(of: record, through: relationship)
                 targets.removeAll { deleted.contains(RecordKey(entity: relationship.destinationIndex, key: $0)) }
@@ -267,6 +272,7 @@ private struct Planner {
                 for key in targets { touch(RecordKey(entity: relationship.destinationIndex, key: key)) }
                 switch rule {
                 case .deny:
+                    // Judged once the cascades are done: they may delete these too.
                     denials.append(DeleteDenial(record: record, relationship: position, referrers: targets.sorted()))
                 case .cascade:
                     for key in targets {
@@ -286,6 +292,12 @@ private struct Planner {
                 }
             }
         }
+        // A referrer that a cascade deleted afterwards no longer denies.
+        denials = denials.compactMap { denial in
+            let destination = model.entities[denial.record.entity].relationships[denial.relationship].destinationIndex
+            let remaining = denial.referrers.filter { !deleted.contains(RecordKey(entity: destination, key: $0)) }
+            return remaining.isEmpty ? nil : DeleteDenial(record: denial.record, relationship: denial.relationship, referrers: remaining)
+        }
     }
 
     /// The values `record` has as this save leaves it: the save's insert,
@@ -298,7 +310,11 @@ private struct Planner {
                 guard var values = state.tables[record.entity].record(record.key)?.values else { return nil }
                 for (slot, value) in slots where slot < values.count { values[slot] = value }
                 return values
-            case .delete: break
+            case .delete:
+                // The deleting context's links, where it loaded them.
+                guard var values = state.tables[record.entity].record(record.key)?.values else { return nil }
+                for (slot, value) in deletedLinks[record] ?? [] where slot < values.count { values[slot] = value }
+                return values
             }
         }
         return state.tables[record.entity].record(record.key)?.values

@@ -9,6 +9,10 @@ struct PendingSave: Sendable {
     /// The version each updated or deleted record had when the context
     /// loaded it; a different version in the store is a conflict.
     var expectedVersions: [RecordKey: UInt64]
+    /// For each record the save deletes, its stored links as the deleting
+    /// context left them (it may have unlinked some first): what its delete
+    /// rules apply to, rather than the links the store holds.
+    var deletedLinks: [RecordKey: [(Int, StoredValue)]] = [:]
 }
 
 /// What a commit did: the changes every context is told of, and the
@@ -495,8 +499,10 @@ public final class Store: Sendable {
                 return results
             }
             forgetInFlight(zip(first...sequence, saves))
+            // Results for the other saves' threads to collect; a sequence
+            // with no save (a key reservation) has no thread waiting.
             written.withLock { written in
-                for result in results.dropLast() { written.results[result.sequence] = result }
+                for (result, changes) in zip(results, saves).dropLast() where !changes.isEmpty { written.results[result.sequence] = result }
             }
             appliedThrough.withLock { $0 = sequence }
             applied.broadcast()
@@ -604,13 +610,16 @@ final class MainContextBox: @unchecked Sendable {
     /// must happen on the main thread, where its objects may be in use: from
     /// another thread, the main queue lets go of it.
     func release() {
-        let dropped = lock.withLock {
+        // Held as a retain taken under the lock, not as a reference, so that
+        // no strong reference is left here to be the last one off the main queue.
+        let dropped: Unmanaged<ObjectContext>? = lock.withLock {
             defer { context = nil; isReleased = true }
-            return context
+            return context.map { Unmanaged.passRetained($0) }
         }
-        guard let dropped, !ObjectContext.isOnMainActor else { return withExtendedLifetime(dropped) {} }
+        guard let dropped else { return }
+        guard !ObjectContext.isOnMainActor else { return dropped.release() }
         let handOver = UncheckedSendable(dropped)
-        DispatchQueue.main.async { withExtendedLifetime(handOver) {} }
+        DispatchQueue.main.async { handOver.value.release() }
     }
 }
 

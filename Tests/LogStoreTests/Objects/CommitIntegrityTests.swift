@@ -316,3 +316,51 @@ extension CommittedTransaction {
         changes.allSatisfy { journal.name(of: $0.recordID.entity) == Store.keyReservationEntity }
     }
 }
+
+@Suite("Commit integrity: delete rules from the deleting context's links")
+struct DeleteRuleLinkTests {
+    @Test("A cascade on the stored side follows the links as the deleting context left them: a track removed from the playlist first survives")
+    func cascadeFollowsTheContextsLinks() throws {
+        let model = try Model {
+            Entity("Playlist") { Relationship("tracks", to: "Track", inverse: "playlists", toMany: true, deleteRule: .cascade) }
+            Entity("Track") {
+                Attribute("title", .string)
+                Relationship("playlists", to: "Playlist", inverse: "tracks", toMany: true)
+            }
+        }
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/p.logstore", model: model)
+            defer { store.close() }
+            let setup = store.newContext()
+            let playlist = try setup.insert("Playlist")
+            let kept = try setup.insert("Track"), dropped = try setup.insert("Track")
+            try playlist.add(kept, to: "tracks")
+            try playlist.add(dropped, to: "tracks")
+            try setup.save()
+
+            let context = store.newContext()
+            let loaded = try context.existingObject(with: playlist.objectID)
+            try loaded.remove(try context.existingObject(with: kept.objectID), from: "tracks")
+            try context.delete(loaded)
+            try context.save()
+            #expect(try store.newContext().fetchIDs("Track") == [kept.objectID])
+            #expect(store.crossReferenceProblems.isEmpty)
+        }
+    }
+
+    @Test("deny: an unsaved author deleted while a book links to it can be saved once the book moves to another author")
+    func unsavedDeniedAuthorAfterTheBookMoves() throws {
+        try Library.withStore(booksRule: .deny) { store in
+            let context = store.newContext()
+            let other = try context.insert("Author")
+            let doomed = try context.insert("Author")
+            let book = try context.insert("Book")
+            book["author"] = doomed
+            try context.delete(doomed)
+            book["author"] = other
+            try context.save()
+            let reader = store.newContext()
+            #expect(try reader.existingObject(with: book.objectID).objectIDs(forRelationshipNamed: "author") == [other.objectID])
+        }
+    }
+}
