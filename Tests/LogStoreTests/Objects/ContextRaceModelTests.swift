@@ -533,35 +533,31 @@ extension ContextRaceModel {
         }
 
         mutating func editTitle() throws {
-            guard let book = pick(pending.books) else { return }
             let title = uniqueName("title ")
-            try object(book).setValue(title, forKey: "title")
-            pending.books[book]!.title = title
-            note("\(book).title = \(title)")
+            try edit(\.books, "title", to: title, \.title)
         }
 
         mutating func editPages() throws {
-            guard let book = pick(pending.books) else { return }
-            let pages = Int32(random.int(1_000_000))
-            try object(book).setValue(pages, forKey: "pages")
-            pending.books[book]!.pages = pages
-            note("\(book).pages = \(pages)")
+            try edit(\.books, "pages", to: Int32(random.int(1_000_000)), \.pages)
         }
 
         mutating func editName() throws {
-            guard let author = pick(pending.authors) else { return }
             let name = uniqueName("author ")
-            try object(author).setValue(name, forKey: "name")
-            pending.authors[author]!.name = name
-            note("\(author).name = \(name)")
+            try edit(\.authors, "name", to: name, \.name)
         }
 
         mutating func editLabel() throws {
-            guard let shelf = pick(pending.shelves) else { return }
             let label = uniqueName("shelf ")
-            try object(shelf).setValue(label, forKey: "label")
-            pending.shelves[shelf]!.label = label
-            note("\(shelf).label = \(label)")
+            try edit(\.shelves, "label", to: label, \.label)
+        }
+
+        /// Sets `key` of a random record of `records` to `value`, here and in the model.
+        mutating func edit<Values, Value>(_ records: WritableKeyPath<Contents, [ObjectID: Values]>, _ key: String, to value: Value, _ field: WritableKeyPath<Values, Value>) throws {
+            guard let id = pick(pending[keyPath: records]) else { return }
+            try object(id).setValue(value, forKey: key)
+            pending[keyPath: records][id]![keyPath: field] = value
+            let shown = Mirror(reflecting: value).displayStyle == .optional ? Mirror(reflecting: value).children.first.map { "\($0.value)" } ?? "nil" : "\(value)"
+            note("\(id).\(key) = \(shown)")
         }
 
         mutating func deleteSomething() throws {
