@@ -95,7 +95,8 @@ extension ObjectContext {
         saved.fetchLimit = 0
         saved.fetchOffset = 0
         let execution = try FetchExecution(saved, in: self)
-        let binder = PredicateBinder(model: store.model, storeID: store.storeID)
+        var binder = PredicateBinder(model: store.model, storeID: store.storeID)
+        binder.isStoreFetch = true
         let entity = execution.entity
         func path(_ keyPath: String) throws(LogStoreError) -> BoundPath {
             let path = try binder.path(KeyPathComponent.parse(keyPath), from: entity)
@@ -146,12 +147,13 @@ extension ObjectContext {
 
     /// A group's key: attribute values, or related objects.
     private enum GroupValue: Hashable {
-        case value(StoredValue)
+        /// Grouped by the one order of values (NaN with NaN).
+        case value(SortedValue)
         case object(Int, UInt64)
 
         var operand: Operand {
             switch self {
-            case .value(let value): .value(value)
+            case .value(let value): .value(value.value)
             case .object(let entity, let key): .object(entity: entity, key: key)
             }
         }
@@ -168,9 +170,9 @@ extension ObjectContext {
         for match in matches {
             let key = groups.map { group -> GroupValue in
                 switch execution.value(group.1, of: match) {
-                case .value(let stored): .value(stored)
+                case .value(let stored): .value(SortedValue(value: stored))
                 case .object(let entity, let key): .object(entity, key)
-                case .list: .value(.null)
+                case .list: .value(SortedValue(value: .null))
                 }
             }
             if members[key] == nil { order.append(key) }

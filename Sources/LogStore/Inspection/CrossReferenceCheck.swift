@@ -57,7 +57,8 @@ extension CommittedState {
     /// order, so that two indexes built in different orders compare equal
     /// when they hold the same entries.
     private struct Entries: Equatable {
-        var values: [StoredValue]
+        /// Compared by the index's own order, in which NaN equals NaN.
+        var values: [SortedValue]
         var counts: [Int]
         var keys: [UInt64]
     }
@@ -70,6 +71,6 @@ extension CommittedState {
             keys[start..<(start + count)].sort()
             start += count
         }
-        return Entries(values: groups.values, counts: groups.counts, keys: keys)
+        return Entries(values: groups.values.map(SortedValue.init), counts: groups.counts, keys: keys)
     }
 }

@@ -9,17 +9,25 @@ enum Aggregation {
         let present = values.filter { $0 != .null }
         switch kind {
         case .sum:
-            if present.allSatisfy(Comparing.isInteger) {
-                return .int64(present.reduce(0) { $0 &+ (Comparing.integer($1) ?? 0) })
+            // Integers add as integers; a sum past Int64 continues in
+            // floating point rather than wrap (SQLite's total() rule).
+            var total: Int64 = 0
+            var integral = true
+            for value in present {
+                guard let integer = value.integer else { integral = false; break }
+                let (sum, overflow) = total.addingReportingOverflow(integer)
+                if overflow { integral = false; break }
+                total = sum
             }
-            return .double(present.reduce(0) { $0 + (Comparing.number($1) ?? 0) })
+            if integral { return .int64(total) }
+            return .double(present.reduce(0) { $0 + ($1.number ?? 0) })
         case .average:
             guard !present.isEmpty else { return .null }
-            return .double(present.reduce(0) { $0 + (Comparing.number($1) ?? 0) } / Double(present.count))
+            return .double(present.reduce(0) { $0 + ($1.number ?? 0) } / Double(present.count))
         case .minimum:
-            return present.min { Comparing.order($0, $1, []) == .orderedAscending } ?? .null
+            return present.min { StoredValue.sortOrder($0, $1) == .orderedAscending } ?? .null
         case .maximum:
-            return present.max { Comparing.order($0, $1, []) == .orderedAscending } ?? .null
+            return present.max { StoredValue.sortOrder($0, $1) == .orderedAscending } ?? .null
         case .count:
             return .int64(Int64(values.count))
         case .key:

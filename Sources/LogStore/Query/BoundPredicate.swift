@@ -144,6 +144,11 @@ struct PredicateBinder {
     var variables: [String: Operand] = [:]
     /// The object `$FETCH_SOURCE` names, for key paths read from it.
     var fetchSource: ((String, [KeyPathComponent]) throws(LogStoreError) -> Operand)?
+    /// Whether the predicate is for a fetch from the store, which holds no
+    /// transient values: a key path to one is refused (as Core Data's SQLite
+    /// store refuses it) rather than answered one way for saved records and
+    /// another for objects with unsaved changes.
+    var isStoreFetch = false
 
     init(model: Model, storeID: UUID? = nil) {
         self.model = model
@@ -252,11 +257,15 @@ struct PredicateBinder {
         func unknown(_ key: String) -> LogStoreError {
             LogStoreError(.unknownKey, "\(entity.name) has no attribute or relationship named \(key) (in the key path \(text)); it has \(entity.propertyNames.joined(separator: ", "))", entity: entity.name, attribute: key)
         }
+        func transient(_ key: String) -> LogStoreError {
+            LogStoreError(.invalidPredicate, "\(entity.name).\(key) is transient: the store does not hold it, so a fetch cannot test or sort by it (in the key path \(text)); fetch without it and filter the objects in memory with filter(_:)", entity: entity.name, attribute: key)
+        }
         while let component = remaining.popFirst() {
             switch component {
             case .key(let key):
                 switch entity.property(named: key) {
                 case .attribute(let slot):
+                    if isStoreFetch && entity.attributes[slot].isTransient { throw transient(key) }
                     guard remaining.isEmpty else {
                         throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is an attribute; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
                     }
@@ -292,6 +301,7 @@ struct PredicateBinder {
                 guard case .key(let key) = next, case .attribute(let slot) = entity.property(named: key), remaining.isEmpty else {
                     throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) must be followed by one attribute of \(entity.name) in \(text)", entity: entity.name)
                 }
+                if isStoreFetch && entity.attributes[slot].isTransient { throw transient(key) }
                 var path = BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
                 if case .decimal = entity.attributes[slot].type { path.isDecimal = true }
                 return path

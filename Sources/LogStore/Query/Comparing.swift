@@ -30,10 +30,12 @@ enum Comparing {
             }
         case .contains:
             if case .list(let items) = left { return items.contains { equal($0, right, options) } }
-            return strings(left, right, options) { $0.contains($1) }
-        case .beginsWith: return strings(left, right, options) { $0.hasPrefix($1) }
-        case .endsWith: return strings(left, right, options) { $0.hasSuffix($1) }
-        case .like: return strings(left, right, options) { Wildcard.matches($0, pattern: $1) }
+            return search(left, right, options) { $0.contains($1) }
+        case .beginsWith: return search(left, right, options) { $0.hasPrefix($1) }
+        case .endsWith: return search(left, right, options) { $0.hasSuffix($1) }
+        case .like:
+            guard case .value(.string(let text)) = left, case .value(.string(let pattern)) = right else { return false }
+            return Wildcard.matches(fold(text, options), pattern: fold(pattern, options))
         case .matches:
             guard case .value(.string(let text)) = left else { return false }
             if let regex = comparison.regex {
@@ -45,9 +47,11 @@ enum Comparing {
         }
     }
 
-    /// A string operator; an empty search string matches nothing, as in
-    /// Core Data (Swift's `hasPrefix("")` would say every string).
-    private static func strings(_ left: Operand, _ right: Operand, _ options: ComparisonOptions, _ test: (String, String) -> Bool) -> Bool {
+    /// BEGINSWITH, ENDSWITH and CONTAINS: an empty search string matches
+    /// nothing, as in Core Data (Swift's `hasPrefix("")` would say every
+    /// string). Every other operator treats the empty string as the
+    /// ordinary value it is.
+    private static func search(_ left: Operand, _ right: Operand, _ options: ComparisonOptions, _ test: (String, String) -> Bool) -> Bool {
         guard case .value(.string(let text)) = left, case .value(.string(let other)) = right, !other.isEmpty else { return false }
         if options.isEmpty { return test(text, other) }
         return test(fold(text, options), fold(other, options))
@@ -71,8 +75,6 @@ enum Comparing {
     static func equal(_ left: Operand, _ right: Operand, _ options: ComparisonOptions) -> Bool {
         switch (left, right) {
         case (.object(let a, let b), .object(let c, let d)): return a == c && b == d
-        case (.value(.null), .value(.null)): return true
-        case (.value(.null), _), (_, .value(.null)): return false
         case (.list(let a), .list(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { equal($0, $1, options) }
         case (.value(let a), .value(let b)):
@@ -86,8 +88,8 @@ enum Comparing {
         return order(a, b, options)
     }
 
-    /// The order of two stored values under `options`; nil when they do
-    /// not compare (nil, or different kinds of value).
+    /// The order of two stored values under `options`: the one definition
+    /// (``StoredValue/order(_:_:)``), with strings folded first.
     static func order(_ left: StoredValue, _ right: StoredValue, _ options: ComparisonOptions) -> ComparisonResult? {
         if !options.isEmpty, case .string(let a) = left, case .string(let b) = right {
             return StoredValue.order(.string(fold(a, options)), .string(fold(b, options)))
@@ -95,9 +97,6 @@ enum Comparing {
         return StoredValue.order(left, right)
     }
 
-    static func isInteger(_ value: StoredValue) -> Bool { value.integer != nil }
-    static func integer(_ value: StoredValue) -> Int64? { value.integer }
-    static func number(_ value: StoredValue) -> Double? { value.number }
 }
 
 /// LIKE patterns: `*` matches any run of characters, `?` any one.

@@ -69,8 +69,8 @@ enum CompiledPredicate {
     /// instead of allocating a lowercased copy of every value.
     private static func stringComparison<Subject: PredicateSubject>(_ comparison: BoundComparison, slot: Int, needle: String) -> ((Subject) -> Bool)? {
         let options = comparison.options
-        // An empty search string matches nothing, as in Core Data.
-        if needle.isEmpty && comparison.operator != .equal { return { _ in false } }
+        // An empty search string matches nothing (Comparing.search).
+        if needle.isEmpty && [.beginsWith, .endsWith, .contains].contains(comparison.operator) { return { _ in false } }
         let folded = Comparing.fold(needle, options)
         let asciiNeedle = needle.utf8.allSatisfy { $0 < 0x80 } ? Array(folded.utf8) : nil
         let caseOnly = options == .caseInsensitive

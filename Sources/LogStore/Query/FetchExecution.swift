@@ -95,6 +95,7 @@ struct FetchExecution {
         entity = try model.entity(named: request.entityName)
         attributeSlots = Array(repeating: true, count: entity.attributes.count)
         var binder = PredicateBinder(model: model, storeID: context.store.storeID)
+        binder.isStoreFetch = true
         if let source {
             binder.fetchSource = { _, path throws(LogStoreError) in
                 let subject = ObjectSubject(object: source, context: context)
@@ -338,9 +339,12 @@ struct FetchExecution {
         // a number with a list, which never matches.
         let isSingle: Bool
         if case .constant(.value) = constant { isSingle = true } else { isSingle = false }
+        // The index is in the sort order of the attribute's kind; it
+        // answers for constants of that kind only. A constant of another
+        // kind is left to the scan, which applies the predicate order
+        // (where, for one, a UUID equals a string that spells it).
         let type = entity.attributes[slot].type
-        // Decimals are stored as text, so their index is in text order.
-        if case .decimal = type { return nil }
+        guard values.allSatisfy({ $0 == .null || Self.indexOrders(type, $0) }) else { return nil }
         switch op {
         case .equal:
             guard isSingle else { return nil }
@@ -351,33 +355,26 @@ struct FetchExecution {
             return (slot, .equal(to: values.filter { $0 != .null }))
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             guard isSingle, values[0] != .null else { return nil }
-            // A bound of another kind (a string for a number) compares with
-            // nothing, so nothing matches, as a scan decides.
-            guard Self.orders(type, values[0]) else { return (slot, .equal(to: [])) }
-            var range = SecondaryIndex.Range()
-            if op == .less || op == .lessOrEqual { range.upper = (values[0], op == .lessOrEqual) }
-            else { range.lower = (values[0], op == .greaterOrEqual) }
-            return (slot, range)
+            let bound = (value: values[0], inclusive: op == .lessOrEqual || op == .greaterOrEqual)
+            let below = op == .less || op == .lessOrEqual
+            return (slot, .between(lower: below ? nil : bound, upper: below ? bound : nil))
         case .between:
             guard values.count == 2, !values.contains(.null) else { return nil }
-            guard values.allSatisfy({ Self.orders(type, $0) }) else { return (slot, .equal(to: [])) }
-            return (slot, SecondaryIndex.Range(values: nil, lower: (values[0], true), upper: (values[1], true)))
+            return (slot, .between(lower: (values[0], true), upper: (values[1], true)))
         default:
             return nil
         }
     }
 
-    /// Whether values of `type` have an order with `value`.
-    private static func orders(_ type: AttributeType, _ value: StoredValue) -> Bool {
-        let sample: StoredValue? = switch type {
-        case .string: .string("")
-        case .bool, .int16, .int32, .int64, .double, .float: .int64(0)
-        case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
-        case .data: .data(Data())
-        case .uuid: .uuid(UUID())
-        case .url, .decimal, .transformable: nil
+    /// Whether an index of `type` holds `value`'s kind, so that its order
+    /// is the predicate order for it.
+    private static func indexOrders(_ type: AttributeType, _ value: StoredValue) -> Bool {
+        switch (type, value) {
+        case (.bool, _), (.int16, _), (.int32, _), (.int64, _), (.double, _), (.float, _), (.date, _):
+            value.numeric != nil
+        case (.string, .string), (.url, .string), (.uuid, .uuid), (.data, .data), (.transformable, .data): true
+        default: false
         }
-        return sample.map { StoredValue.order($0, value) != nil } ?? false
     }
 
     private static func listForm(_ expression: BoundExpression) -> Operand? {

@@ -8,18 +8,21 @@ enum SortColumn {
     case strings([String?])
     case integers([Int64?])
     case numbers([Double?])
-    /// Values of mixed or other kinds, compared by ``StoredValue/sortOrder(_:_:)``.
+    /// Values of mixed or other kinds, compared by ``StoredValue/sortOrder(_:_:)``,
+    /// the order every other column is derived from.
     case operands([Operand])
 
     /// `values` in the narrowest column that holds them all; strings folded
     /// as `options` ask.
     init(_ values: [Operand], options: ComparisonOptions) {
+        // Integers and floating-point values in one column compare
+        // exactly only as stored values (an Int64 does not fit a Double).
         var strings = true, integers = true, numbers = true
         for value in values {
             switch value {
             case .value(.null): continue
             case .value(.string): integers = false; numbers = false
-            case .value(.int16), .value(.int32), .value(.int64), .value(.bool): strings = false
+            case .value(.int16), .value(.int32), .value(.int64), .value(.bool): strings = false; numbers = false
             case .value(.double), .value(.float), .value(.date): strings = false; integers = false
             default: strings = false; integers = false; numbers = false
             }
@@ -75,7 +78,7 @@ enum SortColumn {
         switch self {
         case .strings(let values): Self.compare(values[a], values[b])
         case .integers(let values): Self.compare(values[a], values[b])
-        case .numbers(let values): Self.compare(values[a], values[b])
+        case .numbers(let values): Self.compareNumbers(values[a], values[b])
         case .operands(let values):
             switch Self.order(values[a], values[b]) {
             case .orderedAscending: -1
@@ -93,6 +96,14 @@ enum SortColumn {
         case (.value(.null), _): .orderedAscending
         case (_, .value(.null)): .orderedDescending
         default: .orderedSame
+        }
+    }
+
+    /// As ``StoredValue/sortOrder(_:_:)`` orders them: nil, NaN, numbers.
+    private static func compareNumbers(_ a: Double?, _ b: Double?) -> Int {
+        switch (a, b) {
+        case let (x?, y?) where x.isNaN || y.isNaN: x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1)
+        default: compare(a, b)
         }
     }
 

@@ -27,19 +27,30 @@ struct SecondaryIndex: Sendable {
 
         static func equal(to values: [StoredValue]) -> Range { Range(values: values) }
 
-        /// Whether `value` lies in the range.
+        /// The values between `lower` and `upper` (either may be open) by
+        /// the predicate order (``StoredValue/order(_:_:)``). NaN compares
+        /// only with NaN, so a NaN bound selects NaN alone, or nothing.
+        static func between(lower: (value: StoredValue, inclusive: Bool)?, upper: (value: StoredValue, inclusive: Bool)?) -> Range {
+            let bounds = [lower, upper].compactMap { $0 }
+            guard bounds.contains(where: { $0.value.numeric?.isNaN == true }) else {
+                return Range(values: nil, lower: lower, upper: upper)
+            }
+            let nan = bounds.allSatisfy { $0.inclusive && $0.value.numeric?.isNaN == true }
+            return .equal(to: nan ? [.double(.nan)] : [])
+        }
+
+        /// Whether `value` lies in the range, by the predicate order.
         func contains(_ value: StoredValue) -> Bool {
-            if let values { return values.contains { StoredValue.sortOrder($0, value) == .orderedSame } }
-            if value == .null { return false }
+            if let values { return values.contains { StoredValue.order($0, value) == .orderedSame } }
             if let lower {
-                let order = StoredValue.sortOrder(value, lower.value)
+                guard let order = StoredValue.order(value, lower.value) else { return false }
                 if order == .orderedAscending || (order == .orderedSame && !lower.inclusive) { return false }
             }
             if let upper {
-                let order = StoredValue.sortOrder(value, upper.value)
+                guard let order = StoredValue.order(value, upper.value) else { return false }
                 if order == .orderedDescending || (order == .orderedSame && !upper.inclusive) { return false }
             }
-            return true
+            return value != .null && value.numeric?.isNaN != true
         }
 
         /// This range narrowed to values also in `other`.
@@ -179,8 +190,9 @@ struct SecondaryIndex: Sendable {
         if let values = range.values {
             return values.map { boundary($0, after: false)..<boundary($0, after: true) }
         }
+        // Ranges never include nil or NaN, which sort before every number.
         let start = range.lower.map { boundary($0.value, after: !$0.inclusive) }
-            ?? boundary(.null, after: true)  // ranges never include nil
+            ?? boundary(.double(.nan), after: true)
         let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? sorted.count
         return [start..<max(start, end)]
     }
@@ -230,14 +242,24 @@ struct SecondaryIndex: Sendable {
             while valid(main, sorted.count), !isCurrent(sorted[main]) { main += step }
             let hasMain = valid(main, sorted.count), hasOther = valid(other, recent.count)
             guard hasMain || hasOther else { return }
-            let value: StoredValue
+            let fromMain: Bool
             if hasMain && hasOther {
                 let order = StoredValue.sortOrder(sorted[main].value, recent[other].value)
-                value = (order == .orderedAscending) == ascending || order == .orderedSame ? sorted[main].value : recent[other].value
+                fromMain = (order == .orderedAscending) == ascending || order == .orderedSame
             } else {
-                value = hasMain ? sorted[main].value : recent[other].value
+                fromMain = hasMain
             }
-            var keys: [UInt64] = []
+            // The entry that gives the value is taken before any comparison,
+            // so every step moves on whatever the order says.
+            let value: StoredValue
+            var keys: [UInt64]
+            if fromMain {
+                (value, keys) = (sorted[main].value, [sorted[main].key])
+                main += step
+            } else {
+                (value, keys) = (recent[other].value, [recent[other].key])
+                other += step
+            }
             while valid(main, sorted.count), StoredValue.sortOrder(sorted[main].value, value) == .orderedSame {
                 if isCurrent(sorted[main]) { keys.append(sorted[main].key) }
                 main += step

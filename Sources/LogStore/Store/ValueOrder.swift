@@ -1,42 +1,75 @@
-// The order of stored values: for sorting, ranges and indexes.
+// The one definition of how two stored values compare. Every query path
+// (predicate evaluation, the compiled and raw-byte fast paths, index
+// lookups and walks, sorting, grouping, @min and @max) uses it or is
+// derived from it, and the differential tests hold each against it.
 
 import Foundation
 
 extension StoredValue {
-    /// The order of two stored values, or nil when they do not compare
-    /// (different kinds of value, or nil on either side). Integers of any
-    /// width, floating point numbers and booleans compare as numbers; dates
-    /// also compare with numbers, as seconds since 2001 (Core Data's rule).
+    /// How `left` compares with `right` in a predicate: the same, before,
+    /// after, or nil when they do not compare.
+    ///
+    /// - nil equals nil and compares with nothing else.
+    /// - Numbers (Booleans as 0 and 1, integers of any width, floating
+    ///   point) compare exactly by value: `Int64.max` is below the double
+    ///   2⁶³, and 2⁵³ + 1 is above the double 2⁵³. Zero and negative zero
+    ///   are the same. NaN is the same as NaN and does not compare with any
+    ///   other number.
+    /// - Dates compare with dates, and with numbers as seconds since
+    ///   2001-01-01 (Core Data's rule), by the same rules.
+    /// - Strings compare by Unicode canonical equivalence, then by scalar
+    ///   values (Swift's `String` order); ``Comparing/fold(_:_:)`` folds
+    ///   case and diacritics first for `[c]`, `[d]` and `[cd]`.
+    /// - UUIDs compare by their bytes. A UUID equals a string that spells
+    ///   it, in either case, and does not compare with other strings.
+    /// - Data compares byte by byte.
+    /// - Values of other different kinds do not compare.
     static func order(_ left: StoredValue, _ right: StoredValue) -> ComparisonResult? {
         switch (left, right) {
+        case (.null, .null): return .orderedSame
+        case (.null, _), (_, .null): return nil
         case (.string(let a), .string(let b)): return compare(a, b)
-        case (.date(let a), .date(let b)): return compare(a, b)
-        case (.date(let a), _):
-            return right.number.map { compare(a.timeIntervalSinceReferenceDate, $0) }
-        case (_, .date(let b)):
-            return left.number.map { compare($0, b.timeIntervalSinceReferenceDate) }
+        case (.uuid(let a), .uuid(let b)): return compare(a.uuidString, b.uuidString)  // hex digits order as the bytes
+        case (.uuid(let a), .string(let b)): return UUID(uuidString: b) == a ? .orderedSame : nil
+        case (.string(let a), .uuid(let b)): return UUID(uuidString: a) == b ? .orderedSame : nil
         case (.data(let a), .data(let b)):
             if a == b { return .orderedSame }
             return a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending
-        case (.uuid(let a), .uuid(let b)): return compare(a.uuidString, b.uuidString)
-        case (.uuid(let a), .string(let b)): return compare(a.uuidString, b.uppercased())
-        case (.string(let a), .uuid(let b)): return compare(a.uppercased(), b.uuidString)
         default:
-            if let a = left.integer, let b = right.integer { return compare(a, b) }
-            if let a = left.number, let b = right.number { return compare(a, b) }
-            return nil
+            guard let a = left.numeric, let b = right.numeric else { return nil }
+            return Numeric.order(a, b)
         }
     }
 
-    /// A total order for indexes and sorting: nil first, then values by
-    /// ``order(_:_:)``, values that do not compare by their kind.
+    /// The total order of indexes, sorts and groups: nil first, then NaN,
+    /// then numbers and dates, strings, UUIDs, data and references. Within
+    /// a kind it is ``order(_:_:)``; values of different kinds (which one
+    /// attribute never mixes) order by kind. Wherever ``order(_:_:)`` says
+    /// two values of a kind are the same, before or after, this agrees.
     static func sortOrder(_ left: StoredValue, _ right: StoredValue) -> ComparisonResult {
+        let (leftRank, rightRank) = (left.sortRank, right.sortRank)
+        guard leftRank == rightRank else { return compare(leftRank, rightRank) }
         switch (left, right) {
-        case (.null, .null): return .orderedSame
-        case (.null, _): return .orderedAscending
-        case (_, .null): return .orderedDescending
+        case (.reference(let a), .reference(let b)): return compare(a, b)
+        case (.references(let a), .references(let b)):
+            if a == b { return .orderedSame }
+            return a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending
         default:
-            return order(left, right) ?? compare(left.kindRank, right.kindRank)
+            return order(left, right) ?? .orderedSame
+        }
+    }
+
+    /// Where a value's kind sorts (``sortOrder(_:_:)``).
+    private var sortRank: Int {
+        switch self {
+        case .null: 0
+        case .bool, .int16, .int32, .int64, .float, .double, .date:
+            numeric?.isNaN == true ? 1 : 2
+        case .string: 3
+        case .uuid: 4
+        case .data: 5
+        case .reference: 6
+        case .references: 7
         }
     }
 
@@ -58,19 +91,95 @@ extension StoredValue {
         }
     }
 
-    private var kindRank: Int {
+    /// The value as a number that keeps it exactly, for comparing; dates
+    /// as seconds since 2001.
+    var numeric: Numeric? {
         switch self {
-        case .null: 0
-        case .bool, .int16, .int32, .int64, .float, .double: 1
-        case .date: 2
-        case .string: 3
-        case .uuid: 4
-        case .data: 5
-        case .reference, .references: 6
+        case .double(let value): .floating(value)
+        case .float(let value): .floating(Double(value))
+        case .date(let value): .floating(value.timeIntervalSinceReferenceDate)
+        default: integer.map(Numeric.integer)
         }
     }
 
-    private static func compare<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
+    static func compare<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
         a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
+    }
+}
+
+/// A number as a stored value holds it, compared exactly across kinds.
+enum Numeric {
+    case integer(Int64)
+    case floating(Double)
+
+    var isNaN: Bool {
+        if case .floating(let value) = self { return value.isNaN }
+        return false
+    }
+
+    static func order(_ left: Numeric, _ right: Numeric) -> ComparisonResult? {
+        switch (left, right) {
+        case (.integer(let a), .integer(let b)): return StoredValue.compare(a, b)
+        case (.integer(let a), .floating(let b)): return order(a, b)
+        case (.floating(let a), .integer(let b)): return order(b, a).map(\.reversed)
+        case (.floating(let a), .floating(let b)):
+            if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? .orderedSame : nil }
+            return StoredValue.compare(a, b)
+        }
+    }
+
+    /// An integer against a double, exactly: converting either to the
+    /// other's type would round (2⁵³ + 1 to 2⁵³, or 2⁶³ to `Int64.max`).
+    private static func order(_ integer: Int64, _ double: Double) -> ComparisonResult? {
+        if double.isNaN { return nil }
+        // 2⁶³ is exact as a double; every double at or above it is above
+        // every Int64, and every double below −2⁶³ is below.
+        if double >= 0x1p63 { return .orderedAscending }
+        if double < -0x1p63 { return .orderedDescending }
+        let whole = double.rounded(.towardZero)
+        let truncated = Int64(whole)
+        if integer != truncated { return StoredValue.compare(integer, truncated) }
+        let fraction = double - whole
+        return fraction == 0 ? .orderedSame : (fraction > 0 ? .orderedAscending : .orderedDescending)
+    }
+}
+
+extension ComparisonResult {
+    /// The order seen from the other side.
+    var reversed: ComparisonResult {
+        switch self {
+        case .orderedAscending: .orderedDescending
+        case .orderedSame: .orderedSame
+        case .orderedDescending: .orderedAscending
+        }
+    }
+}
+
+/// A stored value as a dictionary key: two keys are equal where
+/// ``StoredValue/sortOrder(_:_:)`` says the values are the same (NaN with
+/// NaN, 5 with 5.0, zero with negative zero), so grouping follows the
+/// one order too.
+struct SortedValue: Hashable {
+    let value: StoredValue
+
+    static func == (lhs: SortedValue, rhs: SortedValue) -> Bool {
+        StoredValue.sortOrder(lhs.value, rhs.value) == .orderedSame
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch value.numeric {
+        case .integer(let integer)?:
+            hasher.combine(integer)
+        case .floating(let double)?:
+            if double.isNaN {
+                hasher.combine(0x7FF8 as UInt16)
+            } else if let integer = Int64(exactly: double) {
+                hasher.combine(integer)  // as the equal integer hashes; covers −0
+            } else {
+                hasher.combine(double)
+            }
+        case nil:
+            hasher.combine(value)
+        }
     }
 }
