@@ -221,7 +221,15 @@ public enum ComparisonOperator: String, Sendable, Hashable, CustomStringConverti
     case lessOrEqual = "<="
     case greater = ">"
     case greaterOrEqual = ">="
+    /// `value BETWEEN {lower, upper}`, both ends included; the right side
+    /// is a two-element list or a `$VARIABLE` substituted with one.
     case between = "BETWEEN"
+    /// `value IN collection`: the value is an element of a list, an array
+    /// argument or a to-many key path. With a string on the right, Core
+    /// Data's substring test: `'nn' IN name` holds when name contains "nn"
+    /// (the left must then be a string, a key path or a variable). A
+    /// number, boolean, date, data, UUID or object on the right is refused
+    /// when the predicate is parsed, or bound if substituted.
     case `in` = "IN"
     case beginsWith = "BEGINSWITH"
     case endsWith = "ENDSWITH"
@@ -240,7 +248,9 @@ public enum ComparisonOperator: String, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// The `[c]`, `[d]` and `[cd]` modifiers of a string comparison.
+/// The `[c]`, `[d]` and `[cd]` modifiers of a string comparison. On a side
+/// that cannot be a string (a number, a date, arithmetic), the parser
+/// refuses them.
 public struct ComparisonOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
