@@ -68,6 +68,8 @@ extension PredicateLanguage {
         when("ANY SUBQUERY(pets, $p, $p.weight > 10).name == 'Rex'", expect: "p01 p06 p12"),
         when("%@ IN SUBQUERY(pets, $p, $p.weight < 1)", .pet("p05b"), expect: "p05"),
         when("SUBQUERY(home.residents, $r, $r.age > 40).@count > 0", expect: "p02 p03 p04 p07 p11 p12"),
+        // Objects compared through both variables: people with two pets or more.
+        when("SUBQUERY(pets, $p, SUBQUERY($p.owner.pets, $q, $q.owner == $p.owner AND $q != $p).@count > 0).@count > 0", expect: "p01 p05 p11"),
     ]
 }
 
@@ -187,6 +189,33 @@ struct PredicateGrammarTests {
             let names = { (value: Any?) in (value as? [ManagedObject])?.map { $0["name"] as? String ?? "?" } }
             #expect(names(try #require(people["C"])["tenYearsOlder"]) == ["A", "B"])
             #expect(names(try #require(people["B"])["tenYearsOlder"]) == [])
+        }
+    }
+
+    @Test("Arithmetic over stored values: integer widths, overflow into Double, division, dates, and nil for the rest")
+    func arithmeticDefinition() {
+        let date = StoredValue.date(Date(timeIntervalSinceReferenceDate: 1_000))
+        let cases: [(ArithmeticOperator, StoredValue, StoredValue, StoredValue)] = [
+            (.add, .int16(2), .int32(3), .int64(5)),
+            (.multiply, .int64(.max), .int16(2), .double(Double(Int64.max) * 2)),
+            (.subtract, .int64(.min), .int64(1), .double(Double(Int64.min) - 1)),
+            (.divide, .int64(7), .int64(2), .double(3.5)),
+            (.divide, .int64(1), .int64(0), .double(.infinity)),
+            (.add, .float(0.5), .int64(1), .double(1.5)),
+            (.add, date, .int64(60), .date(Date(timeIntervalSinceReferenceDate: 1_060))),
+            (.add, .double(60), date, .date(Date(timeIntervalSinceReferenceDate: 1_060))),
+            (.subtract, date, .double(0.5), .date(Date(timeIntervalSinceReferenceDate: 999.5))),
+            (.subtract, date, .date(Date(timeIntervalSinceReferenceDate: 400)), .double(600)),
+            (.subtract, .int64(1), date, .null),
+            (.multiply, date, .int64(2), .null),
+            (.add, date, date, .null),
+            (.add, .bool(true), .int64(1), .null),
+            (.add, .string("1"), .int64(1), .null),
+            (.add, .null, .int64(1), .null),
+            (.divide, .int64(1), .null, .null),
+        ]
+        for (op, a, b, expected) in cases {
+            #expect(Arithmetic.apply(op, a, b) == expected, "\(a) \(op) \(b)")
         }
     }
 
