@@ -109,8 +109,9 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
     public var attribute: String?
     /// The `errno` of a failed system call.
     public var errno: Int32?
-    /// The column (1 for the first character) of a predicate format string
-    /// where parsing failed.
+    /// The column (1 for the first character, the length + 1 for the end;
+    /// Unicode scalars are counted) of a predicate format string where
+    /// parsing failed, or where a key path that binding found wrong starts.
     public var column: Int?
     /// Further errors reported together with this one (for example every
     /// validation failure of a save, not just the first).

@@ -45,13 +45,16 @@ struct BoundPath {
     var entity: EntityDescription
     /// The tail is a Decimal attribute: stored as text, compared as a number.
     var isDecimal = false
+    /// The path is read from a collection of objects (the elements a
+    /// subquery selects), not from one.
+    var startsWithCollection = false
 
-    /// Whether the path yields a collection (it passes a to-many relationship
-    /// and does not aggregate it).
+    /// Whether the path yields a collection (it starts from one or passes
+    /// a to-many relationship, and does not aggregate it).
     var isCollection: Bool {
         switch tail {
         case .count, .aggregate: false
-        default: steps.contains { $0.isToMany }
+        default: startsWithCollection || steps.contains { $0.isToMany }
         }
     }
 
@@ -63,7 +66,7 @@ struct BoundPath {
 
     /// The attribute slot when the path is a plain attribute of the object itself.
     var directAttribute: Int? {
-        guard steps.isEmpty, case .attribute(let slot) = tail else { return nil }
+        guard steps.isEmpty, !startsWithCollection, case .attribute(let slot) = tail else { return nil }
         return slot
     }
 }
@@ -73,6 +76,26 @@ indirect enum BoundExpression {
     case path(BoundPath)
     case evaluatedObject
     case list([BoundExpression])
+    /// A subquery's variable: the element (`$t`, no path) or a key path
+    /// read from it (`$t.owner.name`). `depth` is the variable's place in
+    /// the environment evaluation keeps, 0 for the outermost subquery.
+    case variable(depth: Int, path: BoundPath?)
+    case subquery(BoundSubquery)
+    /// `left op right`; a negation is `0 - operand`.
+    case arithmetic(ArithmeticOperator, BoundExpression, BoundExpression)
+}
+
+/// `SUBQUERY(collection, $x, predicate)` with its key paths resolved.
+struct BoundSubquery {
+    /// Where the collection is read from: the object tested (nil), or the
+    /// element of the subquery variable at this depth (`$p.tasks`).
+    var origin: Int?
+    /// The relationships to follow; its tail is `.objects`, through a to-many.
+    var collection: BoundPath
+    /// Tested on each element, with the element appended to the environment.
+    var predicate: BoundPredicate
+    /// The key path read from the elements that pass (`.@count`), if any.
+    var result: BoundPath?
 }
 
 /// A comparison ready to evaluate, with its pattern compiled once.
@@ -117,11 +140,12 @@ indirect enum BoundPredicate {
 extension BoundExpression {
     var usesDerived: Bool {
         switch self {
-        case .path(let path):
-            if case .derived = path.tail { return true }
-            return false
-        case .list(let items): return items.contains(where: \.usesDerived)
-        default: return false
+        case .path(let path): path.isDerived
+        case .list(let items): items.contains(where: \.usesDerived)
+        case .variable(_, let path): path?.isDerived ?? false
+        case .subquery(let subquery): subquery.predicate.usesDerivedAttributes || (subquery.result?.isDerived ?? false)
+        case .arithmetic(_, let left, let right): left.usesDerived || right.usesDerived
+        case .constant, .evaluatedObject: false
         }
     }
 
@@ -129,8 +153,49 @@ extension BoundExpression {
         switch self {
         case .path(let path): path.steps.isEmpty ? (path.directAttribute.map { [$0] } ?? [Int.max]) : [Int.max]
         case .list(let items): items.flatMap(\.directSlots)
-        default: []
+        // A subquery of the object's own relationships reads them (and the
+        // elements read themselves); one from a variable reads nothing here.
+        case .subquery(let subquery): subquery.origin == nil ? [Int.max] : []
+        case .arithmetic(_, let left, let right): left.directSlots + right.directSlots
+        case .constant, .evaluatedObject, .variable: []
         }
+    }
+
+    /// Whether the expression yields a collection, which a comparison tests
+    /// element by element (`ANY`, or a to-many key path compared directly).
+    var isCollection: Bool {
+        switch self {
+        case .path(let path): path.isCollection
+        case .variable(_, let path): path?.isCollection ?? false
+        case .subquery(let subquery): subquery.result?.isCollection ?? true
+        case .constant, .evaluatedObject, .list, .arithmetic: false
+        }
+    }
+}
+
+/// The columns of a comparison side's key paths, handed out in the order
+/// the parser recorded them (the order they are written).
+private struct ColumnCursor {
+    let columns: [Int]
+    var position = 0
+
+    init(_ columns: [Int]) { self.columns = columns }
+
+    mutating func next() -> Int? {
+        defer { position += 1 }
+        return position < columns.count ? columns[position] : nil
+    }
+}
+
+extension LogStoreError {
+    /// The error at `column` of the format string, unless it already has
+    /// one (a predicate built in Swift has none to give).
+    fileprivate func located(at column: Int?) -> LogStoreError {
+        guard let column, self.column == nil else { return self }
+        var located = self
+        located.column = column
+        located.message += " at column \(column)"
+        return located
     }
 }
 
@@ -149,6 +214,9 @@ struct PredicateBinder {
     /// store refuses it) rather than answered one way for saved records and
     /// another for objects with unsaved changes.
     var isStoreFetch = false
+    /// The variables of the subqueries around the predicate being bound,
+    /// outermost first, with the entity of their elements.
+    private var scope: [(name: String, entity: EntityDescription)] = []
 
     init(model: Model, storeID: UUID? = nil) {
         self.model = model
@@ -166,11 +234,23 @@ struct PredicateBinder {
     }
 
     private func bind(_ comparison: PredicateComparison, to entity: EntityDescription) throws(LogStoreError) -> BoundComparison {
-        let left = try bind(comparison.left, to: entity, other: comparison.right)
-        let right = try bind(comparison.right, to: entity, other: comparison.left)
+        var leftColumns = ColumnCursor(comparison.leftColumns), rightColumns = ColumnCursor(comparison.rightColumns)
+        let left = try bind(comparison.left, to: entity, other: comparison.right, columns: &leftColumns)
+        let right = try bind(comparison.right, to: entity, other: comparison.left, columns: &rightColumns)
         if comparison.modifier != .direct {
-            guard case .path(let path) = left, path.isCollection else {
+            guard left.isCollection else {
                 throw LogStoreError(.invalidPredicate, "\(comparison.modifier == .all ? "ALL" : comparison.modifier == .none ? "NONE" : "ANY") needs a key path through a to-many relationship of \(entity.name), not \(comparison.left), in \(comparison)", entity: entity.name)
+                    .located(at: comparison.leftColumns.first)
+            }
+        }
+        // A variable substituted with a number, a date, … (the parser
+        // refuses them written out): IN needs a collection or a string.
+        if comparison.operator == .in, case .constant(.value(let value)) = right {
+            switch value {
+            case .string, .null: break
+            default:
+                throw LogStoreError(.invalidPredicate, "IN needs a collection or a string to search on its right, not \(comparison.right), in \(comparison)", entity: entity.name)
+                    .located(at: comparison.rightColumns.first)
             }
         }
         var regex: Regex<AnyRegexOutput>?
@@ -188,24 +268,98 @@ struct PredicateBinder {
     }
 
     /// Binds `expression`; `other` is the opposite side, whose attribute
-    /// type converts custom values (transformable attributes compare by data).
-    private func bind(_ expression: PredicateExpression, to entity: EntityDescription, other: PredicateExpression) throws(LogStoreError) -> BoundExpression {
+    /// type converts custom values (transformable attributes compare by
+    /// data). `columns` gives each key path's column, for errors.
+    private func bind(_ expression: PredicateExpression, to entity: EntityDescription, other: PredicateExpression,
+                      columns: inout ColumnCursor) throws(LogStoreError) -> BoundExpression {
         switch expression {
         case .keyPath(let components):
-            return .path(try path(components, from: entity))
+            let column = columns.next()
+            do throws(LogStoreError) {
+                return .path(try path(components, from: entity))
+            } catch {
+                throw error.located(at: column)
+            }
         case .evaluatedObject:
             return .evaluatedObject
         case .constant(let value):
             return .constant(try operand(value, entity: entity, other: other))
         case .variable(let name, let path):
-            if name == "FETCH_SOURCE", let fetchSource { return .constant(try fetchSource(name, path)) }
-            guard path.isEmpty, let value = variables[name] else {
-                throw LogStoreError(.invalidPredicate, "the predicate uses $\(name)\(path.isEmpty ? "" : "." + KeyPathComponent.text(path)), which has no value; substitute it first (ObjectPredicate.substituting)", entity: entity.name)
+            let column = columns.next()
+            do throws(LogStoreError) {
+                return try variable(name, path, entity: entity)
+            } catch {
+                throw error.located(at: column)
             }
-            return .constant(value)
         case .list(let items):
-            return .list(try items.map { item throws(LogStoreError) in try bind(item, to: entity, other: other) })
+            var bound: [BoundExpression] = []
+            for item in items { bound.append(try bind(item, to: entity, other: other, columns: &columns)) }
+            return .list(bound)
+        case .subquery(let subquery, let path):
+            return .subquery(try bind(subquery, then: path, to: entity))
+        case .arithmetic(let op, let left, let right):
+            let left = try bind(left, to: entity, other: other, columns: &columns)
+            return Self.arithmetic(op, left, try bind(right, to: entity, other: other, columns: &columns))
+        case .negated(let operand):
+            return Self.arithmetic(.subtract, .constant(.value(.int64(0))), try bind(operand, to: entity, other: other, columns: &columns))
         }
+    }
+
+    /// `left op right`, computed now when both are constants (so that
+    /// `$FETCH_SOURCE.birthdate - 315576000` is one constant a fetch's
+    /// index can use).
+    private static func arithmetic(_ op: ArithmeticOperator, _ left: BoundExpression, _ right: BoundExpression) -> BoundExpression {
+        if case .constant(.value(let a)) = left, case .constant(.value(let b)) = right {
+            return .constant(.value(Arithmetic.apply(op, a, b)))
+        }
+        return .arithmetic(op, left, right)
+    }
+
+    /// `$name` or `$name.path`: a subquery's element, `$FETCH_SOURCE`, or a
+    /// value given to the binder.
+    private func variable(_ name: String, _ path: [KeyPathComponent], entity: EntityDescription) throws(LogStoreError) -> BoundExpression {
+        // The innermost subquery that names it.
+        if let depth = scope.lastIndex(where: { $0.name == name }) {
+            return .variable(depth: depth, path: path.isEmpty ? nil : try self.path(path, from: scope[depth].entity))
+        }
+        if name == "FETCH_SOURCE", let fetchSource { return .constant(try fetchSource(name, path)) }
+        guard path.isEmpty, let value = variables[name] else {
+            throw LogStoreError(.invalidPredicate, "the predicate uses $\(name)\(path.isEmpty ? "" : "." + KeyPathComponent.text(path)), which has no value; substitute it first (ObjectPredicate.substituting), or use it inside a SUBQUERY that names it", entity: entity.name)
+        }
+        return .constant(value)
+    }
+
+    /// Binds a subquery: its collection from `entity` (or from an outer
+    /// subquery's element), its predicate against the collection's
+    /// destination with its variable in scope, then `path` from the elements.
+    private func bind(_ subquery: PredicateSubquery, then path: [KeyPathComponent], to entity: EntityDescription) throws(LogStoreError) -> BoundSubquery {
+        let origin: Int?
+        let collection: BoundPath
+        do throws(LogStoreError) {
+            switch subquery.collection {
+            case .keyPath(let components):
+                origin = nil
+                collection = try self.path(components, from: entity)
+            case .variable(let name, let components):
+                guard !components.isEmpty, let depth = scope.lastIndex(where: { $0.name == name }) else {
+                    throw LogStoreError(.invalidPredicate, "SUBQUERY's collection \(subquery.collection) must be a to-many key path from an outer SUBQUERY's variable ($p.tasks)", entity: entity.name)
+                }
+                origin = depth
+                collection = try self.path(components, from: scope[depth].entity)
+            default:
+                throw LogStoreError(.invalidPredicate, "SUBQUERY needs a to-many key path as its collection (tasks, or $p.tasks inside another SUBQUERY), not \(subquery.collection)", entity: entity.name)
+            }
+            guard collection.isCollection, case .objects = collection.tail else {
+                throw LogStoreError(.invalidPredicate, "SUBQUERY's collection \(subquery.collection) is not a to-many relationship; a subquery tests the objects of one, as in SUBQUERY(tasks, $t, $t.done == NO)", entity: entity.name)
+            }
+        } catch {
+            throw error.located(at: subquery.collectionColumns.first)
+        }
+        var inner = self
+        inner.scope.append((subquery.variable, collection.entity))
+        let predicate = try inner.bind(subquery.predicate, to: collection.entity)
+        let result = path.isEmpty ? nil : try self.path(path, from: collection.entity, startingWithCollection: true)
+        return BoundSubquery(origin: origin, collection: collection, predicate: predicate, result: result)
     }
 
     /// Converts a constant, using the attribute on the other side for
@@ -243,14 +397,21 @@ struct PredicateBinder {
         }
     }
 
-    /// Resolves a key path from `entity`.
-    func path(_ components: [KeyPathComponent], from start: EntityDescription) throws(LogStoreError) -> BoundPath {
+    /// Resolves a key path from `entity`, or from a collection of its
+    /// objects when `startingWithCollection` (a subquery's elements).
+    func path(_ components: [KeyPathComponent], from start: EntityDescription, startingWithCollection: Bool = false) throws(LogStoreError) -> BoundPath {
+        var path = try resolve(components, from: start, startingWithCollection: startingWithCollection)
+        path.startsWithCollection = startingWithCollection
+        return path
+    }
+
+    private func resolve(_ components: [KeyPathComponent], from start: EntityDescription, startingWithCollection: Bool) throws(LogStoreError) -> BoundPath {
         var entity = start
         var steps: [(index: Int, isToMany: Bool)] = []
         var remaining = components[...]
         let text = KeyPathComponent.text(components)
         func requireToMany(_ component: KeyPathComponent) throws(LogStoreError) {
-            guard steps.contains(where: \.isToMany) else {
+            guard startingWithCollection || steps.contains(where: \.isToMany) else {
                 throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) needs a to-many relationship before it in \(text) (as in pets.@count)", entity: start.name)
             }
         }

@@ -23,6 +23,28 @@ import Foundation
 /// A predicate is a value: it names keys, not slots, and is checked against
 /// an entity when a fetch uses it. Use it in a ``FetchRequest``, or test
 /// objects in memory with ``evaluate(with:substitutions:)``.
+///
+/// Beyond comparisons, the language has Core Data's `SUBQUERY` and
+/// arithmetic:
+///
+/// ```swift
+/// let busy = try ObjectPredicate("SUBQUERY(tasks, $t, $t.done == NO).@count > 2")
+/// let older = try ObjectPredicate("birthdate < $FETCH_SOURCE.birthdate - 315576000")
+/// let doubled = try ObjectPredicate("(age + 1) * 2 > score")
+/// ```
+///
+/// ``description`` prints a predicate in this syntax, and the text parses
+/// back to an equal predicate, with two exceptions: a value of the app's
+/// own type (``PredicateValue/custom(_:)``) prints as its description,
+/// which is not syntax; and a key that is not an identifier (one with a
+/// space or a dot, given as `%K` or to ``PredicateKey``) prints as it is,
+/// and reads back as something else. Values without a literal of their own
+/// print as `CAST`: dates as `CAST(seconds since 2001, "NSDate")` (Core
+/// Data's form), and, as LogStore's extensions, UUIDs as
+/// `CAST("…", "NSUUID")`, data as `CAST("hex", "NSData")`, object IDs as
+/// `CAST("logstore://…", "NSManagedObjectID")` and infinities and NaN as
+/// `CAST("inf", "NSNumber")`. An array given as an argument reads back as a
+/// list of values, which the parser also makes of it.
 public indirect enum ObjectPredicate: Sendable, Hashable, CustomStringConvertible {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
     case constant(Bool)
@@ -54,9 +76,16 @@ public indirect enum ObjectPredicate: Sendable, Hashable, CustomStringConvertibl
     /// The predicate with every `$NAME` variable replaced by its value in
     /// `variables` (Core Data's `withSubstitutionVariables`). Variables not
     /// in the dictionary stay, and fail when evaluated.
+    ///
+    /// Substitution reaches inside a `SUBQUERY`'s predicate, but never
+    /// replaces the subquery's own variable there (`$t` in
+    /// `SUBQUERY(tasks, $t, …)` stays the element).
     public func substituting(_ variables: [String: Any?]) -> ObjectPredicate {
-        let values = variables.mapValues { PredicateValue($0) }
-        return mapExpressions { $0.substituting(values) }
+        substituting(values: variables.mapValues { PredicateValue($0) })
+    }
+
+    func substituting(values: [String: PredicateValue]) -> ObjectPredicate {
+        mapExpressions { $0.substituting(values) }
     }
 
     public var description: String {
@@ -117,6 +146,9 @@ public indirect enum ObjectPredicate: Sendable, Hashable, CustomStringConvertibl
 
 /// One comparison: `left operator[options] right`, optionally over every
 /// element of a to-many key path (`ANY`, `ALL`, `NONE`).
+///
+/// Two comparisons are equal when they compare the same things the same
+/// way, wherever they were written in a format string.
 public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
     /// `ANY`, `ALL`, `NONE`, or none.
     public var modifier: ComparisonModifier
@@ -127,6 +159,12 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
     public var right: PredicateExpression
     /// `[c]`, `[d]`, `[cd]`.
     public var options: ComparisonOptions
+    /// Where each key path and variable of ``left`` starts in the format
+    /// string, in the order they are written (empty for a comparison built
+    /// in Swift), so that the binder can say where an unknown key is.
+    var leftColumns: [Int] = []
+    /// The same for ``right``.
+    var rightColumns: [Int] = []
 
     /// The comparison `left operator[options] right`.
     public init(_ left: PredicateExpression, _ `operator`: ComparisonOperator, _ right: PredicateExpression,
@@ -146,6 +184,20 @@ public struct PredicateComparison: Sendable, Hashable, CustomStringConvertible {
         case .none: "NONE "
         }
         return "\(prefix)\(left) \(`operator`)\(options.description) \(right)"
+    }
+
+    // Written out so that the source columns take no part.
+    public static func == (lhs: PredicateComparison, rhs: PredicateComparison) -> Bool {
+        lhs.modifier == rhs.modifier && lhs.left == rhs.left && lhs.operator == rhs.operator
+            && lhs.right == rhs.right && lhs.options == rhs.options
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(modifier)
+        hasher.combine(left)
+        hasher.combine(`operator`)
+        hasher.combine(right)
+        hasher.combine(options)
     }
 }
 
@@ -169,7 +221,15 @@ public enum ComparisonOperator: String, Sendable, Hashable, CustomStringConverti
     case lessOrEqual = "<="
     case greater = ">"
     case greaterOrEqual = ">="
+    /// `value BETWEEN {lower, upper}`, both ends included; the right side
+    /// is a two-element list or a `$VARIABLE` substituted with one.
     case between = "BETWEEN"
+    /// `value IN collection`: the value is an element of a list, an array
+    /// argument or a to-many key path. With a string on the right, Core
+    /// Data's substring test: `'nn' IN name` holds when name contains "nn"
+    /// (the left must then be a string, a key path or a variable). A
+    /// number, boolean, date, data, UUID or object on the right is refused
+    /// when the predicate is parsed, or bound if substituted.
     case `in` = "IN"
     case beginsWith = "BEGINSWITH"
     case endsWith = "ENDSWITH"
@@ -188,7 +248,9 @@ public enum ComparisonOperator: String, Sendable, Hashable, CustomStringConverti
     }
 }
 
-/// The `[c]`, `[d]` and `[cd]` modifiers of a string comparison.
+/// The `[c]`, `[d]` and `[cd]` modifiers of a string comparison. On a side
+/// that cannot be a string (a number, a date, arithmetic), the parser
+/// refuses them.
 public struct ComparisonOptions: OptionSet, Sendable, Hashable, CustomStringConvertible {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
@@ -217,26 +279,136 @@ public indirect enum PredicateExpression: Sendable, Hashable, CustomStringConver
     case variable(String, [KeyPathComponent])
     /// `{a, b, c}` of expressions.
     case list([PredicateExpression])
+    /// `SUBQUERY(collection, $x, predicate)`: the elements of a to-many
+    /// key path for which the predicate holds, optionally followed by a
+    /// key path read from them (`.@count`, `.@sum.hours`, `.name`).
+    case subquery(PredicateSubquery, [KeyPathComponent])
+    /// `left + right`, `left - right`, `left * right`, `left / right`
+    /// (see ``ArithmeticOperator`` for what each does with integers,
+    /// doubles and dates).
+    case arithmetic(ArithmeticOperator, PredicateExpression, PredicateExpression)
+    /// `-expression`, which evaluates as `0 - expression`. A minus written
+    /// right before a number is part of the number: `-5` is the constant
+    /// -5, while `-(5)` and `-age` are negations.
+    case negated(PredicateExpression)
 
-    public var description: String {
-        switch self {
-        case .keyPath(let components): KeyPathComponent.text(components)
-        case .evaluatedObject: "SELF"
-        case .constant(let value): value.description
-        case .variable(let name, let path): "$" + name + (path.isEmpty ? "" : "." + KeyPathComponent.text(path))
-        case .list(let items): "{" + items.map(\.description).joined(separator: ", ") + "}"
+    /// The expression a value given as an argument or substituted for a
+    /// variable becomes: a list of constants for an array (as `{…}` is
+    /// written), the constant otherwise.
+    init(value: PredicateValue) {
+        if case .list(let values) = value {
+            self = .list(values.map(PredicateExpression.init(value:)))
+        } else {
+            self = .constant(value)
         }
+    }
+
+    public var description: String { text(precedence: 0) }
+
+    /// How tightly the expression binds, for parentheses: an operand binds
+    /// tightest.
+    private var precedence: Int {
+        switch self {
+        case .arithmetic(let op, _, _): op.precedence
+        case .negated: 3
+        default: 4
+        }
+    }
+
+    /// The expression as format text, parenthesized when it binds less
+    /// tightly than `precedence` asks.
+    private func text(precedence context: Int) -> String {
+        let text: String
+        switch self {
+        case .keyPath(let components): text = KeyPathComponent.formatText(components)
+        case .evaluatedObject: text = "SELF"
+        case .constant(let value): text = value.description
+        case .variable(let name, let path): text = "$" + name + (path.isEmpty ? "" : "." + KeyPathComponent.formatText(path))
+        case .list(let items): text = "{" + items.map(\.description).joined(separator: ", ") + "}"
+        case .subquery(let subquery, let path): text = subquery.description + (path.isEmpty ? "" : "." + KeyPathComponent.formatText(path))
+        case .arithmetic(let op, let left, let right):
+            // Left associative: a right operand of the same precedence
+            // needs parentheses (`a - (b - c)`), a left one does not.
+            text = left.text(precedence: op.precedence) + " \(op) " + right.text(precedence: op.precedence + 1)
+        case .negated(let operand):
+            // `-5` would read back as the constant -5, so a negated number
+            // keeps its parentheses: `-(5)`.
+            switch operand {
+            case .constant(.integer): text = "-(\(operand))"
+            case .constant(.double(let value)) where value.isFinite: text = "-(\(operand))"
+            default: text = "-" + operand.text(precedence: 4)
+            }
+        }
+        return precedence < context ? "(\(text))" : text
     }
 
     func substituting(_ variables: [String: PredicateValue]) -> PredicateExpression {
         switch self {
         case .variable(let name, let path) where path.isEmpty:
-            return variables[name].map(PredicateExpression.constant) ?? self
+            return variables[name].map(PredicateExpression.init(value:)) ?? self
         case .list(let items):
             return .list(items.map { $0.substituting(variables) })
-        default:
+        case .subquery(var subquery, let path):
+            subquery.collection = subquery.collection.substituting(variables)
+            // Inside, the subquery's variable is the element, never a value.
+            var inner = variables
+            inner[subquery.variable] = nil
+            subquery.predicate = subquery.predicate.substituting(values: inner)
+            return .subquery(subquery, path)
+        case .arithmetic(let op, let left, let right):
+            return .arithmetic(op, left.substituting(variables), right.substituting(variables))
+        case .negated(let operand):
+            return .negated(operand.substituting(variables))
+        case .keyPath, .evaluatedObject, .constant, .variable:
             return self
         }
+    }
+}
+
+/// `SUBQUERY(collection, $variable, predicate)` (Core Data's subquery
+/// expression): the elements of the to-many key path `collection` for
+/// which `predicate` holds, with `$variable` bound to the element.
+///
+/// ```swift
+/// let busy = try ObjectPredicate("SUBQUERY(tasks, $t, $t.done == NO).@count > 2")
+/// ```
+///
+/// Inside the predicate, `$variable` and plain key paths both read the
+/// element (`$t.done` and `done` are the same); the variables of
+/// subqueries around it stay visible, so a nested subquery can compare
+/// with the outer element:
+/// `SUBQUERY(projects, $p, SUBQUERY($p.tasks, $t, $t.owner == $p.lead).@count > 0).@count > 0`.
+/// A fetch with a subquery tests every record (no index answers it).
+public struct PredicateSubquery: Sendable, Hashable, CustomStringConvertible {
+    /// The to-many key path whose elements are tested: `tasks`, or
+    /// `$p.tasks` from an outer subquery's element.
+    public var collection: PredicateExpression
+    /// The name of the variable (without `$`) bound to each element.
+    public var variable: String
+    /// The condition each element must meet.
+    public var predicate: ObjectPredicate
+    /// Where the collection's key path starts in the format string
+    /// (empty for a subquery built in Swift); no part of equality.
+    var collectionColumns: [Int] = []
+
+    /// `SUBQUERY(collection, $variable, predicate)`.
+    public init(_ collection: PredicateExpression, variable: String, where predicate: ObjectPredicate) {
+        self.collection = collection
+        self.variable = variable
+        self.predicate = predicate
+    }
+
+    public var description: String { "SUBQUERY(\(collection), $\(variable), \(predicate))" }
+
+    // Written out so that the source columns take no part.
+    public static func == (lhs: PredicateSubquery, rhs: PredicateSubquery) -> Bool {
+        lhs.collection == rhs.collection && lhs.variable == rhs.variable && lhs.predicate == rhs.predicate
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(collection)
+        hasher.combine(variable)
+        hasher.combine(predicate)
     }
 }
 
@@ -248,6 +420,25 @@ public enum KeyPathComponent: Sendable, Hashable {
     /// `@sum`, `@avg`, `@min`, `@max`: over the elements' values (of the key that follows).
     case sum, average, minimum, maximum
 
+    /// Words a key cannot be written as without `#`: the parser would read
+    /// them as keywords.
+    static let keywords: Set<String> = [
+        "AND", "OR", "NOT", "BETWEEN", "IN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES",
+        "ANY", "SOME", "ALL", "NONE", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "YES", "NO",
+        "TRUE", "FALSE", "SELF", "SUBQUERY", "CAST",
+    ]
+
+    /// The key path as format text: keys that are keywords, or start with a
+    /// digit, escaped with `#`.
+    static func formatText(_ components: [KeyPathComponent]) -> String {
+        components.map { component in
+            guard case .key(let key) = component else { return text([component]) }
+            let needsEscape = keywords.contains(key.uppercased()) || key.unicodeScalars.first.map { $0.isASCII && $0.properties.numericType != nil } == true
+            return needsEscape ? "#" + key : key
+        }.joined(separator: ".")
+    }
+
+    /// The key path as written in messages.
     static func text(_ components: [KeyPathComponent]) -> String {
         components.map { component in
             switch component {

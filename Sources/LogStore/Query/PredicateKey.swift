@@ -37,10 +37,8 @@ public struct PredicateKey: Sendable, Hashable {
     public static func none(_ path: String) -> PredicateKey { PredicateKey(path, modifier: .none) }
 
     private func compare(_ op: ComparisonOperator, _ value: Any?, _ options: ComparisonOptions = []) -> ObjectPredicate {
-        let right: PredicateExpression = switch PredicateValue(value) {
-        case .list(let items) where op == .between || op == .in: .list(items.map(PredicateExpression.constant))
-        case let constant: .constant(constant)
-        }
+        // An array becomes a list of constants, as a format string's `%@` does.
+        let right = PredicateExpression(value: PredicateValue(value))
         return .comparison(PredicateComparison(.keyPath(components), op, right, options: options, modifier: modifier))
     }
 

@@ -64,19 +64,92 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The value as format text that parses back to it (see
+    /// ``ObjectPredicate`` for the `CAST` forms); a custom value prints as
+    /// its own description, which does not.
     public var description: String {
         switch self {
         case .null: "nil"
         case .bool(let value): value ? "YES" : "NO"
         case .integer(let value): "\(value)"
-        case .double(let value): "\(value)"
-        case .string(let value): "\"\(value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))\""
-        case .date(let value): "CAST(\(value.timeIntervalSinceReferenceDate), \"NSDate\")"
-        case .data(let value): "<\(value.map { String(format: "%02x", $0) }.joined())>"
-        case .uuid(let value): value.uuidString
-        case .object(let id): id.uriRepresentation.absoluteString
+        case .double(let value): Self.numberText(value)
+        case .string(let value): Self.quoted(value)
+        case .date(let value): "CAST(\(Self.numberText(value.timeIntervalSinceReferenceDate)), \"NSDate\")"
+        case .data(let value): "CAST(\"\(value.map { String(format: "%02x", $0) }.joined())\", \"NSData\")"
+        case .uuid(let value): "CAST(\"\(value.uuidString)\", \"NSUUID\")"
+        case .object(let id): "CAST(\(Self.quoted(id.uriString)), \"NSManagedObjectID\")"
         case .list(let values): "{" + values.map(\.description).joined(separator: ", ") + "}"
         case .custom(let value): "\(value)"
+        }
+    }
+
+    /// A double as a literal: Swift's shortest form that reads back as the
+    /// same number (`0.1`, `1e+300`); infinities and NaN, which have no
+    /// literal, as `CAST("inf", "NSNumber")`.
+    private static func numberText(_ value: Double) -> String {
+        if value.isFinite { return "\(value)" }
+        let text = value.isNaN ? "nan" : value < 0 ? "-inf" : "inf"
+        return "CAST(\"\(text)\", \"NSNumber\")"
+    }
+
+    /// A string in double quotes, with the escapes the lexer reads back:
+    /// quotes, backslashes and control characters escaped, everything else
+    /// as it is.
+    private static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\"": result += "\\\""
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\0": result += "\\0"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: result += String(format: "\\u%04X", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    /// Equal values, where every NaN equals every other NaN: a predicate
+    /// comparing with NaN equals itself, and its description reads back as
+    /// an equal predicate. (Evaluation is unaffected: NaN still equals no
+    /// stored value.)
+    public static func == (lhs: PredicateValue, rhs: PredicateValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a == b || (a.isNaN && b.isNaN)
+        case (.string(let a), .string(let b)): a == b
+        case (.date(let a), .date(let b)): a == b
+        case (.data(let a), .data(let b)): a == b
+        case (.uuid(let a), .uuid(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        case (.list(let a), .list(let b)): a == b
+        case (.custom(let a), .custom(let b)): a == b
+        case (.null, _), (.bool, _), (.integer, _), (.double, _), (.string, _), (.date, _), (.data, _), (.uuid, _),
+             (.object, _), (.list, _), (.custom, _): false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(1); hasher.combine(value)
+        case .integer(let value): hasher.combine(2); hasher.combine(value)
+        case .double(let value):
+            hasher.combine(3)
+            // Every NaN hashes alike, as they are equal.
+            if value.isNaN { hasher.combine(Double.nan.bitPattern) } else { hasher.combine(value) }
+        case .string(let value): hasher.combine(4); hasher.combine(value)
+        case .date(let value): hasher.combine(5); hasher.combine(value)
+        case .data(let value): hasher.combine(6); hasher.combine(value)
+        case .uuid(let value): hasher.combine(7); hasher.combine(value)
+        case .object(let value): hasher.combine(8); hasher.combine(value)
+        case .list(let values): hasher.combine(9); hasher.combine(values)
+        case .custom(let value): hasher.combine(10); hasher.combine(value)
         }
     }
 }
