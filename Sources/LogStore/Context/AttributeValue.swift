@@ -112,6 +112,14 @@ extension UUID: AttributeValue {
     }
 }
 
+extension Decimal: AttributeValue {
+    @inlinable public var storedValue: StoredValue { .decimal(self) }
+    @inlinable public init?(storedValue: StoredValue) {
+        guard case .decimal(let value) = storedValue else { return nil }
+        self = value
+    }
+}
+
 extension Optional: AttributeValue where Wrapped: AttributeValue {
     @inlinable public var storedValue: StoredValue { self?.storedValue ?? .null }
     @inlinable public init?(storedValue: StoredValue) {
@@ -127,10 +135,10 @@ extension Optional: AttributeValue where Wrapped: AttributeValue {
 
 extension AttributeType {
     /// Whether values of this type are stored as the app gives them (not
-    /// parsed, like URL and Decimal, nor transformed).
+    /// parsed, like URL, nor transformed).
     var isStoredDirectly: Bool {
         switch self {
-        case .url, .decimal, .transformable: false
+        case .url, .transformable: false
         default: true
         }
     }
@@ -140,7 +148,8 @@ extension AttributeType {
     func holds(_ stored: StoredValue) -> Bool {
         switch (self, stored) {
         case (_, .null), (.string, .string), (.bool, .bool), (.int16, .int16), (.int32, .int32),
-             (.int64, .int64), (.double, .double), (.float, .float), (.date, .date), (.data, .data), (.uuid, .uuid):
+             (.int64, .int64), (.double, .double), (.float, .float), (.date, .date), (.data, .data), (.uuid, .uuid),
+             (.decimal, .decimal):
             true
         default:
             false

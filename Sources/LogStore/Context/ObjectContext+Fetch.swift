@@ -117,7 +117,6 @@ extension ObjectContext {
             switch operand {
             case .value(.null): return nil
             case .value(let stored):
-                if let path, path.isDecimal, let number = stored.number { return Decimal(number) }
                 if let path, case .attribute(let slot) = path.tail {
                     return (try? path.entity.attributes[slot].type.value(stored)) ?? nil
                 }

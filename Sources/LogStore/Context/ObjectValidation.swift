@@ -43,10 +43,18 @@ enum ObjectValidation {
         return problems
     }
 
+    /// Whether a number (of any kind, a Decimal too) is not on the
+    /// `refused` side of `bound` by the one order of values; NaN, which
+    /// compares with no bound, is outside every range. Other values pass.
+    private static func within(_ value: StoredValue, _ bound: StoredValue, refusing refused: ComparisonResult) -> Bool {
+        guard value.numeric != nil else { return true }
+        return StoredValue.order(value, bound).map { $0 != refused } ?? false
+    }
+
     static func satisfies(_ value: StoredValue, _ rule: ValidationRule) -> Bool {
         switch rule {
-        case .minimum(let minimum): return AttributeType.number(value).map { $0 >= minimum } ?? true
-        case .maximum(let maximum): return AttributeType.number(value).map { $0 <= maximum } ?? true
+        case .minimum(let minimum): return within(value, .double(minimum), refusing: .orderedAscending)
+        case .maximum(let maximum): return within(value, .double(maximum), refusing: .orderedDescending)
         case .earliest(let date):
             if case .date(let value) = value { return value >= date }
             return true

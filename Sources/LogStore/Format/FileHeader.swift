@@ -13,13 +13,12 @@ public struct FileHeader: Hashable, Sendable {
     /// When the store was created, to the microsecond.
     public var createdAt: Date
     /// Where the snapshot index frame starts, or nil when the file holds no
-    /// snapshot (version 2; FORMAT.md §11).
+    /// snapshot (versions 2 and 3; FORMAT.md §11).
     public var snapshotIndexOffset: UInt64?
 
     init(storeID: UUID, createdAt: Date, snapshotIndexOffset: UInt64? = nil) {
-        let version = snapshotIndexOffset == nil ? FileLayout.journalOnlyVersion : FileLayout.snapshotVersion
-        writeVersion = version
-        readVersion = version
+        writeVersion = FileLayout.currentVersion
+        readVersion = FileLayout.currentVersion
         self.storeID = storeID
         self.createdAt = Date(timeIntervalSince1970: TimeInterval(Microseconds(createdAt)) / 1_000_000)
         self.snapshotIndexOffset = snapshotIndexOffset
@@ -82,7 +81,8 @@ public struct FileHeader: Hashable, Sendable {
             var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000))
             header.writeVersion = writeVersion
             header.readVersion = readVersion
-            if readVersion >= FileLayout.snapshotVersion {
+            // From version 3 a file without a snapshot holds 0 there.
+            if readVersion >= FileLayout.snapshotVersion && !(readVersion >= FileLayout.decimalVersion && snapshotOffset == 0) {
                 guard snapshotOffset >= UInt64(FileLayout.headerSize) else {
                     throw LogStoreError(.corruptHeader, "the header of \(path) says the file starts with a snapshot but places its index at offset \(snapshotOffset), inside the header; restore the file from a backup", path: path, offset: UInt64(FileLayout.snapshotOffsetField))
                 }

@@ -7,15 +7,15 @@
 enum FileLayout {
     /// "LOGSTORE" in ASCII.
     static let magic: [UInt8] = Array("LOGSTORE".utf8)
-    /// The newest format this code reads and writes: version 2 adds the
-    /// snapshot (FORMAT.md §11).
-    static let currentVersion: UInt16 = 2
-    /// The version of a file without a snapshot: a journal alone is laid
-    /// out exactly as version 1 specifies, so it is written as version 1
-    /// and older readers keep reading it.
-    static let journalOnlyVersion: UInt16 = 1
-    /// The version of a file that starts with a snapshot.
+    /// The newest format this code reads and writes, and the version of
+    /// every file it creates: version 2 adds the snapshot (FORMAT.md §11),
+    /// version 3 the decimal value type (§5.2).
+    static let currentVersion: UInt16 = 3
+    /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
+    /// The first version with decimal values; before it a Decimal
+    /// attribute's value was stored as its text.
+    static let decimalVersion: UInt16 = 3
     /// Where a version 2 header keeps the offset of the snapshot index frame.
     static let snapshotOffsetField = 40
     /// The size of the file header, in bytes.

@@ -42,6 +42,8 @@ public enum StoredValue: Hashable, Sendable {
     case date(Date)
     case data(Data)
     case uuid(UUID)
+    /// A decimal number, kept exactly (a Decimal attribute's value).
+    case decimal(Decimal)
     /// A to-one relationship's target.
     case reference(RecordID)
     /// A to-many relationship's targets, in order.
@@ -50,7 +52,8 @@ public enum StoredValue: Hashable, Sendable {
 
 extension StoredValue {
     /// The value as a Swift value: `nil`, `Bool`, `Int16`, `Int32`,
-    /// `Int64`, `Float`, `Double`, `String`, `Date`, `Data`, `UUID`, a
+    /// `Int64`, `Float`, `Double`, `String`, `Date`, `Data`, `UUID`,
+    /// `Decimal`, a
     /// ``RecordID`` or an array of them.
     public var value: Any? {
         switch self {
@@ -65,6 +68,7 @@ extension StoredValue {
         case .date(let value): value
         case .data(let value): value
         case .uuid(let value): value
+        case .decimal(let value): value
         case .reference(let id): id
         case .references(let ids): ids
         }
@@ -98,6 +102,17 @@ public enum RecordChange: Hashable, Sendable {
     public var recordID: RecordID {
         switch self {
         case .insert(let id, _), .update(let id, _), .delete(let id): id
+        }
+    }
+}
+
+extension RecordChange {
+    /// Whether a value of the change is a decimal (format version 3).
+    var holdsDecimal: Bool {
+        switch self {
+        case .insert(_, let fields), .update(_, let fields):
+            fields.contains { if case .decimal = $0.value { true } else { false } }
+        case .delete: false
         }
     }
 }

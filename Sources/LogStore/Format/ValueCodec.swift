@@ -18,6 +18,8 @@ enum ValueTypeCode: UInt8 {
     case uuid = 11
     case reference = 12
     case references = 13
+    /// Format version 3.
+    case decimal = 14
 }
 
 extension ByteWriter {
@@ -55,6 +57,9 @@ extension ByteWriter {
         case .uuid(let uuid):
             append(ValueTypeCode.uuid.rawValue)
             withUnsafeBytes(of: uuid.uuid) { append($0) }
+        case .decimal(let number):
+            append(ValueTypeCode.decimal.rawValue)
+            appendLengthPrefixed(DecimalText.text(number))
         case .reference(let id):
             append(ValueTypeCode.reference.rawValue)
             append(id)
@@ -108,6 +113,12 @@ extension ByteReader {
             var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
             return .uuid(UUID(uuid: uuid))
+        case .decimal:
+            let text = trusted ? String(decoding: try readLengthPrefixed(), as: UTF8.self) : try readString()
+            guard let number = DecimalText.number(text) else {
+                throw DecodeFailure("\"\(text.prefix(64))\" is not a decimal in its canonical text, before byte \(position)")
+            }
+            return .decimal(number)
         case .reference:
             return .reference(try readRecordID())
         case .references:
@@ -145,7 +156,7 @@ extension ByteReader {
     /// bytes LogStore wrote to memory itself, never for bytes read from a file.
     mutating func skipTrustedValue() throws(DecodeFailure) {
         switch ValueTypeCode(rawValue: try peekByte()) {
-        case .string, .data:
+        case .string, .data, .decimal:
             _ = try readByte()
             _ = try readLengthPrefixed()
         default:
@@ -163,5 +174,35 @@ extension ByteReader {
         let number = try readVarint()
         guard let narrow = UInt32(exactly: number) else { throw DecodeFailure("symbol \(number) out of range at byte \(position)") }
         return Symbol(rawValue: narrow)
+    }
+}
+
+/// A decimal's text in the value encoding: the shortest spelling Swift
+/// gives it, with "." and no exponent, read back exactly (FORMAT.md §5.2).
+enum DecimalText {
+    private static let posix = Locale(identifier: "en_US_POSIX")
+
+    static func text(_ number: Decimal) -> String { number.isNaN ? "NaN" : number.description }
+
+    /// The decimal `text` spells, only when `text` is its canonical
+    /// spelling: `Decimal(string:)` alone would read "12abc" as 12.
+    static func number(_ text: String) -> Decimal? {
+        if text == "NaN" { return .nan }
+        guard let number = Decimal(string: text, locale: posix), number.description == text else { return nil }
+        return number
+    }
+
+    /// The decimal a double's shortest spelling names (0.1 for the double
+    /// nearest 0.1), or nil when it has none (infinity, NaN, or outside
+    /// Decimal's range).
+    static func number(_ double: Double) -> Decimal? {
+        guard double.isFinite else { return nil }
+        return Decimal(string: "\(double)", locale: posix)
+    }
+
+    /// The double nearest `number`, correctly rounded (Foundation's
+    /// `doubleValue` is not: it gives 19.990000000000002 for 19.99).
+    static func double(_ number: Decimal) -> Double {
+        number.isNaN ? .nan : Double(number.description) ?? .nan
     }
 }

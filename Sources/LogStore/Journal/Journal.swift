@@ -228,7 +228,10 @@ public final class Journal: Sendable {
     ///   written), `.io` (the failing call), `.writeFailed` (later calls).
     @discardableResult
     public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
-        try append(changes, at: Date())
+        if header.readVersion < FileLayout.decimalVersion, changes.contains(where: \.holdsDecimal) {
+            throw LogStoreError(.unsupportedFormatVersion, "\(path) is a format version \(header.readVersion) file, which has no decimal values and whose readers would misread one; compact it first (logstore-tool compact), which rewrites it as version \(FileLayout.currentVersion)", path: path, offset: 10)
+        }
+        return try append(changes, at: Date())
     }
 
     /// Appends with a given commit time; tests use it to make byte-exact files.

@@ -54,7 +54,9 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case .data: return (value as? Data).map(StoredValue.data)
         case .uuid: return (value as? UUID).map(StoredValue.uuid)
         case .url: return (value as? URL).map { .string($0.absoluteString) }
-        case .decimal: return (value as? Decimal).map { .string($0.description) }
+        case .decimal:
+            if let decimal = value as? Decimal { return .decimal(decimal) }
+            return Self.integer(value).map { .decimal(Decimal($0)) }
         case .transformable(let name):
             return .data(try ValueTransformers.transformer(named: name).transformedValue(value))
         }
@@ -75,7 +77,8 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         switch (self, stored) {
         case (_, .null), (_, .reference), (_, .references): return nil
         case (.url, .string(let text)): return URL(string: text)
-        case (.decimal, .string(let text)): return Decimal(string: text)
+        case (.decimal, .string(let text)): return DecimalText.number(text)  // format versions 1 and 2
+        case (_, .decimal(let value)): return value
         case (_, .string(let value)): return value
         case (_, .bool(let value)): return value
         case (_, .int16(let value)): return value
@@ -86,19 +89,6 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case (_, .date(let value)): return value
         case (_, .data(let value)): return value
         case (_, .uuid(let value)): return value
-        }
-    }
-
-    /// A number, for the min/max rules; nil for non-numeric types.
-    static func number(_ stored: StoredValue) -> Double? {
-        switch stored {
-        case .int16(let value): Double(value)
-        case .int32(let value): Double(value)
-        case .int64(let value): Double(value)
-        case .double(let value): value
-        case .float(let value): Double(value)
-        case .date(let value): value.timeIntervalSinceReferenceDate
-        default: nil
         }
     }
 

@@ -120,6 +120,11 @@ public final class EntityDescription: Sendable, CustomStringConvertible {
 public final class Model: Sendable {
     public let entities: [EntityDescription]
     let entitiesByName: [String: EntityDescription]
+
+    /// Whether some entity has a Decimal attribute.
+    var hasDecimalAttributes: Bool {
+        entities.contains { $0.attributes.contains { if case .decimal = $0.type { true } else { false } } }
+    }
     /// For a model read from a store file (``Store/init(recordedModelAt:options:)``),
     /// the record it was read from.
     let recordedSchema: StoredSchema?

@@ -20,9 +20,11 @@ enum Aggregation {
                 total = sum
             }
             if integral { return .int64(total) }
+            if let sum = decimalSum(present) { return .decimal(sum) }
             return .double(present.reduce(0) { $0 + ($1.number ?? 0) })
         case .average:
             guard !present.isEmpty else { return .null }
+            if let sum = decimalSum(present) { return .decimal(sum / Decimal(present.count)) }
             return .double(present.reduce(0) { $0 + ($1.number ?? 0) } / Double(present.count))
         case .minimum:
             return present.min { StoredValue.sortOrder($0, $1) == .orderedAscending } ?? .null
@@ -34,5 +36,19 @@ enum Aggregation {
             return .null
         }
     }
-}
 
+    /// The exact sum of decimals (and integers among them), or nil when
+    /// there is no decimal or a value of another kind.
+    private static func decimalSum(_ values: [StoredValue]) -> Decimal? {
+        var sum = Decimal(0), sawDecimal = false
+        for value in values {
+            switch value {
+            case .decimal(let number): sum += number; sawDecimal = true
+            default:
+                guard let integer = value.integer else { return nil }
+                sum += Decimal(integer)
+            }
+        }
+        return sawDecimal ? sum : nil
+    }
+}

@@ -31,13 +31,24 @@ enum Arithmetic {
     private enum Operand {
         case integer(Int64)
         case real(Double)
+        case decimal(Decimal)
         case date(Date)
 
         var real: Double? {
             switch self {
             case .integer(let value): Double(value)
             case .real(let value): value
+            case .decimal(let value): DecimalText.double(value)
             case .date: nil
+            }
+        }
+
+        /// The exact decimal of an integer or a decimal.
+        var decimal: Decimal? {
+            switch self {
+            case .integer(let value): Decimal(value)
+            case .decimal(let value): value
+            case .real, .date: nil
             }
         }
     }
@@ -53,9 +64,7 @@ enum Arithmetic {
         case .float(let value): .real(Double(value))
         case .double(let value): .real(value)
         case .date(let value): .date(value)
-        // Decimal values are not stored values yet; when StoredValue gains
-        // a decimal case, its arithmetic belongs here. Until then, and for
-        // every value that is not a number or a date, the answer is nil.
+        case .decimal(let value): .decimal(value)
         default: nil
         }
     }
@@ -68,6 +77,8 @@ enum Arithmetic {
     ///   +infinity, `0 / 0` is NaN).
     /// - `date + seconds`, `seconds + date` and `date - seconds` give a
     ///   date; `date - date` gives the seconds between them as a Double.
+    /// - A decimal with an integer or a decimal gives an exact decimal
+    ///   (dividing by zero gives nil); with a double, a Double.
     /// - Anything else (nil, a boolean, a string, a date multiplied) gives nil.
     static func apply(_ op: ArithmeticOperator, _ a: StoredValue, _ b: StoredValue) -> StoredValue {
         guard let left = operand(a), let right = operand(b) else { return .null }
@@ -92,6 +103,17 @@ enum Arithmetic {
             }
             if !overflow { return .int64(result) }
             return .double(real(op, Double(x), Double(y)))
+        case (.decimal, _), (_, .decimal):
+            guard let x = left.decimal, let y = right.decimal else {
+                guard let x = left.real, let y = right.real else { return .null }
+                return .double(real(op, x, y))
+            }
+            switch op {
+            case .add: return .decimal(x + y)
+            case .subtract: return .decimal(x - y)
+            case .multiply: return .decimal(x * y)
+            case .divide: return y == 0 ? .null : .decimal(x / y)
+            }
         default:
             guard let x = left.real, let y = right.real else { return .null }
             return .double(real(op, x, y))

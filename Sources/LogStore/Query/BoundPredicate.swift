@@ -21,6 +21,7 @@ enum Operand {
         case .date(let value): .value(.date(value))
         case .data(let value): .value(.data(value))
         case .uuid(let value): .value(.uuid(value))
+        case .decimal(let value): .value(.decimal(value))
         case .object, .list, .custom: .value(.null)
         }
     }
@@ -43,8 +44,6 @@ struct BoundPath {
     var tail: Tail
     /// The entity the tail applies to.
     var entity: EntityDescription
-    /// The tail is a Decimal attribute: stored as text, compared as a number.
-    var isDecimal = false
     /// The path is read from a collection of objects (the elements a
     /// subquery selects), not from one.
     var startsWithCollection = false
@@ -374,6 +373,7 @@ struct PredicateBinder {
         case .date(let value): return .value(.date(value))
         case .data(let value): return .value(.data(value))
         case .uuid(let value): return .value(.uuid(value))
+        case .decimal(let value): return .value(.decimal(value))
         case .object(let id):
             guard storeID == nil || id.storeID == storeID, let target = model.entitiesByName[id.entityName] else {
                 return .object(entity: -1, key: id.key)
@@ -430,9 +430,7 @@ struct PredicateBinder {
                     guard remaining.isEmpty else {
                         throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is an attribute; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
                     }
-                    var path = BoundPath(steps: steps, tail: .attribute(slot), entity: entity)
-                    if case .decimal = entity.attributes[slot].type { path.isDecimal = true }
-                    return path
+                    return BoundPath(steps: steps, tail: .attribute(slot), entity: entity)
                 case .derived(let derived):
                     guard remaining.isEmpty else {
                         throw LogStoreError(.invalidPredicate, "\(entity.name).\(key) is derived; the key path \(text) cannot continue past it", entity: entity.name, attribute: key)
@@ -463,9 +461,7 @@ struct PredicateBinder {
                     throw LogStoreError(.invalidPredicate, "\(KeyPathComponent.text([component])) must be followed by one attribute of \(entity.name) in \(text)", entity: entity.name)
                 }
                 if isStoreFetch && entity.attributes[slot].isTransient { throw transient(key) }
-                var path = BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
-                if case .decimal = entity.attributes[slot].type { path.isDecimal = true }
-                return path
+                return BoundPath(steps: steps, tail: .aggregate(component, slot), entity: entity)
             }
         }
         return BoundPath(steps: steps, tail: .objects, entity: entity)

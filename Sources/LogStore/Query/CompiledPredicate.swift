@@ -35,8 +35,6 @@ enum CompiledPredicate {
         guard comparison.modifier == .direct, case .path(let path) = comparison.left, let slot = path.directAttribute,
               case .constant(let constant) = comparison.right else { return nil }
         let type = path.entity.attributes[slot].type
-        // Decimals are stored as text but compare as numbers: the general path.
-        if case .decimal = type { return nil }
         if case .string = type, case .value(.string(let needle)) = constant,
            let test: (Subject) -> Bool = stringComparison(comparison, slot: slot, needle: needle) {
             return test

@@ -370,7 +370,7 @@ struct FetchExecution {
     /// is the predicate order for it.
     private static func indexOrders(_ type: AttributeType, _ value: StoredValue) -> Bool {
         switch (type, value) {
-        case (.bool, _), (.int16, _), (.int32, _), (.int64, _), (.double, _), (.float, _), (.date, _):
+        case (.bool, _), (.int16, _), (.int32, _), (.int64, _), (.double, _), (.float, _), (.date, _), (.decimal, _):
             value.numeric != nil
         case (.string, .string), (.url, .string), (.uuid, .uuid), (.data, .data), (.transformable, .data): true
         default: false

@@ -70,8 +70,7 @@ enum PredicateEvaluation {
         case .subquery(let subquery):
             let elements = self.elements(subquery, subject, environment)
             guard let path = subquery.result else { return .list(elements.map(object)) }
-            let result = read(path, from: elements)
-            return path.isDecimal ? numeric(result) : result
+            return read(path, from: elements)
         case .arithmetic(let op, let left, let right):
             // Collections and objects are not numbers: nil.
             guard case .value(let a) = value(left, subject, environment), case .value(let b) = value(right, subject, environment) else {
@@ -95,20 +94,6 @@ enum PredicateEvaluation {
     }
 
     static func value<Subject: PredicateSubject>(_ path: BoundPath, _ subject: Subject) -> Operand {
-        if path.isDecimal { return numeric(plainValue(path, subject)) }
-        return plainValue(path, subject)
-    }
-
-    /// A Decimal attribute's text as a number (its stored form is text).
-    private static func numeric(_ operand: Operand) -> Operand {
-        switch operand {
-        case .value(.string(let text)): .value(Decimal(string: text).map { .double(NSDecimalNumber(decimal: $0).doubleValue) } ?? .null)
-        case .list(let items): .list(items.map(numeric))
-        default: operand
-        }
-    }
-
-    private static func plainValue<Subject: PredicateSubject>(_ path: BoundPath, _ subject: Subject) -> Operand {
         if let slot = path.directAttribute { return .value(subject.attribute(slot)) }
         return read(path, from: [subject])
     }
@@ -128,13 +113,7 @@ enum PredicateEvaluation {
         case .objects: return result(subjects.map { .object(entity: $0.entityIndex, key: $0.key) })
         case .count: return .value(.int64(Int64(subjects.count)))
         case .aggregate(let kind, let slot):
-            var values = slot.map { slot in subjects.map { $0.attribute(slot) } } ?? []
-            if path.isDecimal {
-                values = values.map { value in
-                    guard case .string(let text) = value, let decimal = Decimal(string: text) else { return value }
-                    return .double(NSDecimalNumber(decimal: decimal).doubleValue)
-                }
-            }
+            let values = slot.map { slot in subjects.map { $0.attribute(slot) } } ?? []
             return .value(Aggregation.aggregate(kind, values))
         }
     }

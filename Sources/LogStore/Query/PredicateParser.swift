@@ -294,7 +294,7 @@ struct PredicateParser {
             switch value {
             case .null, .string, .custom: return nil
             case .bool: return "a boolean"
-            case .integer, .double: return "a number"
+            case .integer, .double, .decimal: return "a number"
             case .date: return "a date"
             case .data: return "data"
             case .uuid: return "a UUID"
@@ -533,7 +533,7 @@ struct PredicateParser {
 
     /// `CAST(value, "Type")`: Core Data's `CAST(seconds, "NSDate")` for a
     /// date, and LogStore's forms for values that have no literal, which
-    /// descriptions print: `CAST("inf", "NSNumber")`, `CAST("…", "NSUUID")`,
+    /// descriptions print: `CAST("inf", "NSNumber")`, `CAST("19.99", "NSDecimalNumber")`, `CAST("…", "NSUUID")`,
     /// `CAST("hex", "NSData")`, `CAST("logstore://…", "NSManagedObjectID")`.
     private mutating func parseCast() throws(LogStoreError) -> PredicateExpression {
         try nested { (parser) throws(LogStoreError) in
@@ -566,6 +566,11 @@ struct PredicateParser {
                 guard let number = Double(text) else { throw invalid("a number such as \"1.5\", \"inf\" or \"nan\"") }
                 return .constant(.double(number))
             case ("NSNumber", _): throw invalid("a number or a string of one")
+            case ("NSDecimalNumber", .string(let text)):
+                guard let number = DecimalText.number(text) else { throw invalid("a decimal number in a string, such as \"19.99\"") }
+                return .constant(.decimal(number))
+            case ("NSDecimalNumber", .integer(let integer)): return .constant(.decimal(Decimal(integer)))
+            case ("NSDecimalNumber", _): throw invalid("a decimal number in a string, such as \"19.99\"")
             case ("NSUUID", .string(let text)):
                 guard let uuid = UUID(uuidString: text) else { throw invalid("a UUID string; \(value) is not a UUID") }
                 return .constant(.uuid(uuid))
@@ -581,7 +586,7 @@ struct PredicateParser {
                 return .constant(.object(id))
             case ("NSManagedObjectID", _): throw invalid("an object ID's URI string")
             default:
-                throw Self.error("unknown CAST type \"\(type)\": expected \"NSDate\", \"NSNumber\", \"NSUUID\", \"NSData\" or \"NSManagedObjectID\"", column: typeToken.column)
+                throw Self.error("unknown CAST type \"\(type)\": expected \"NSDate\", \"NSNumber\", \"NSDecimalNumber\", \"NSUUID\", \"NSData\" or \"NSManagedObjectID\"", column: typeToken.column)
             }
         }
     }

@@ -19,6 +19,8 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
     /// Bytes; a transformable value's data compares as this.
     case data(Data)
     case uuid(UUID)
+    /// A decimal number, kept exactly; compares with numbers by value.
+    case decimal(Decimal)
     /// An object, by ID (a managed object passed as `%@` becomes its ID).
     case object(ObjectID)
     /// A collection: `{1, 2, 3}`, or an array or set passed as `%@`.
@@ -50,7 +52,7 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
         case let value as UInt: self = Int64(exactly: value).map(PredicateValue.integer) ?? .double(Double(value))
         case let value as Double: self = .double(value)
         case let value as Float: self = .double(Double(value))
-        case let value as Decimal: self = .double(NSDecimalNumber(decimal: value).doubleValue)
+        case let value as Decimal: self = .decimal(value)
         case let value as Date: self = .date(value)
         case let value as Data: self = .data(value)
         case let value as UUID: self = .uuid(value)
@@ -77,6 +79,7 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
         case .date(let value): "CAST(\(Self.numberText(value.timeIntervalSinceReferenceDate)), \"NSDate\")"
         case .data(let value): "CAST(\"\(value.map { String(format: "%02x", $0) }.joined())\", \"NSData\")"
         case .uuid(let value): "CAST(\"\(value.uuidString)\", \"NSUUID\")"
+        case .decimal(let value): "CAST(\"\(DecimalText.text(value))\", \"NSDecimalNumber\")"
         case .object(let id): "CAST(\(Self.quoted(id.uriString)), \"NSManagedObjectID\")"
         case .list(let values): "{" + values.map(\.description).joined(separator: ", ") + "}"
         case .custom(let value): "\(value)"
@@ -115,7 +118,7 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
     /// Equal values, where every NaN equals every other NaN: a predicate
     /// comparing with NaN equals itself, and its description reads back as
     /// an equal predicate. (Evaluation is unaffected: NaN still equals no
-    /// stored value.)
+    /// stored value but NaN, by the one order of values.)
     public static func == (lhs: PredicateValue, rhs: PredicateValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
@@ -126,11 +129,12 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
         case (.date(let a), .date(let b)): a == b
         case (.data(let a), .data(let b)): a == b
         case (.uuid(let a), .uuid(let b)): a == b
+        case (.decimal(let a), .decimal(let b)): a == b
         case (.object(let a), .object(let b)): a == b
         case (.list(let a), .list(let b)): a == b
         case (.custom(let a), .custom(let b)): a == b
         case (.null, _), (.bool, _), (.integer, _), (.double, _), (.string, _), (.date, _), (.data, _), (.uuid, _),
-             (.object, _), (.list, _), (.custom, _): false
+             (.decimal, _), (.object, _), (.list, _), (.custom, _): false
         }
     }
 
@@ -150,6 +154,7 @@ public enum PredicateValue: Sendable, Hashable, CustomStringConvertible {
         case .object(let value): hasher.combine(8); hasher.combine(value)
         case .list(let values): hasher.combine(9); hasher.combine(values)
         case .custom(let value): hasher.combine(10); hasher.combine(value)
+        case .decimal(let value): hasher.combine(11); hasher.combine(DecimalText.text(value))
         }
     }
 }

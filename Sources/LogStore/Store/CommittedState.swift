@@ -161,6 +161,25 @@ struct CommittedState: Sendable {
         }
     }
 
+    /// Reads the text a file of format version 1 or 2 stored for each
+    /// Decimal attribute as the decimal it spells, so that every query
+    /// path compares decimals as numbers; text that spells none becomes nil.
+    mutating func convertLegacyDecimals() {
+        for entity in model.entities {
+            let slots = entity.attributes.indices.filter { if case .decimal = entity.attributes[$0].type { true } else { false } }
+            guard !slots.isEmpty else { continue }
+            for key in tables[entity.index].keys {
+                guard let record = tables[entity.index].record(key) else { continue }
+                let converted: [(Int, StoredValue)] = slots.compactMap { slot in
+                    guard slot < record.values.count, case .string(let text) = record.values[slot] else { return nil }
+                    return (slot, DecimalText.number(text).map(StoredValue.decimal) ?? .null)
+                }
+                if !converted.isEmpty { apply(.update(entity: entity, key: key, slots: converted), version: record.version) }
+            }
+        }
+        settleIndexes()
+    }
+
     private mutating func index(_ entity: EntityDescription, _ key: UInt64, _ values: [StoredValue]) {
         for (index, relationship) in entity.relationships.enumerated() where relationship.isStored {
             let slot = entity.attributes.count + index

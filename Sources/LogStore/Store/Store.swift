@@ -200,6 +200,7 @@ public final class Store: Sendable {
             // that failed to read leaves that record incomplete, so the open
             // fails rather than hand out a store that would refuse saves.
             try journal.snapshot?.checkReadable()
+            if journal.header.readVersion < FileLayout.decimalVersion { state.convertLegacyDecimals() }
         } catch {
             journal.close()
             throw error
@@ -233,6 +234,17 @@ public final class Store: Sendable {
             } catch {
                 journal.close()
                 throw error
+            }
+        }
+        if journal.header.readVersion < FileLayout.decimalVersion, options.access == .readWrite, model.hasDecimalAttributes {
+            // Its decimals are text in the file; saves would write decimal
+            // values, which readers of its version misread. A compaction
+            // rewrites it, values converted, as the current version.
+            do throws(LogStoreError) {
+                _ = try compact()
+            } catch {
+                journal.close()
+                throw LogStoreError(error.kind, "\(path) is a format version \(journal.header.readVersion) file whose Decimal values must be rewritten as format version \(FileLayout.currentVersion) before it can be written, and rewriting it failed: \(error.message)", path: path, details: [error])
             }
         }
     }

@@ -15,6 +15,11 @@ extension StoredValue {
     ///   2⁶³, and 2⁵³ + 1 is above the double 2⁵³. Zero and negative zero
     ///   are the same. NaN is the same as NaN and does not compare with any
     ///   other number.
+    /// - Decimals compare exactly with decimals and integers. A double
+    ///   compares with a decimal as the decimal its shortest spelling
+    ///   names (so the double 19.99 equals the decimal 19.99), or where it
+    ///   has none (infinity, beyond Decimal's range) as a double. A decimal
+    ///   NaN is NaN.
     /// - Dates compare with dates, and with numbers as seconds since
     ///   2001-01-01 (Core Data's rule), by the same rules.
     /// - Strings compare by Unicode canonical equivalence, then by scalar
@@ -63,7 +68,7 @@ extension StoredValue {
     private var sortRank: Int {
         switch self {
         case .null: 0
-        case .bool, .int16, .int32, .int64, .float, .double, .date:
+        case .bool, .int16, .int32, .int64, .float, .double, .date, .decimal:
             numeric?.isNaN == true ? 1 : 2
         case .string: 3
         case .uuid: 4
@@ -87,6 +92,7 @@ extension StoredValue {
         switch self {
         case .double(let value): value
         case .float(let value): Double(value)
+        case .decimal(let value): DecimalText.double(value)
         default: integer.map(Double.init)
         }
     }
@@ -98,6 +104,7 @@ extension StoredValue {
         case .double(let value): .floating(value)
         case .float(let value): .floating(Double(value))
         case .date(let value): .floating(value.timeIntervalSinceReferenceDate)
+        case .decimal(let value): .decimal(value)
         default: integer.map(Numeric.integer)
         }
     }
@@ -111,21 +118,36 @@ extension StoredValue {
 enum Numeric {
     case integer(Int64)
     case floating(Double)
+    case decimal(Decimal)
 
     var isNaN: Bool {
-        if case .floating(let value) = self { return value.isNaN }
-        return false
+        switch self {
+        case .integer: false
+        case .floating(let value): value.isNaN
+        case .decimal(let value): value.isNaN
+        }
     }
 
     static func order(_ left: Numeric, _ right: Numeric) -> ComparisonResult? {
+        if left.isNaN || right.isNaN { return left.isNaN && right.isNaN ? .orderedSame : nil }
         switch (left, right) {
         case (.integer(let a), .integer(let b)): return StoredValue.compare(a, b)
         case (.integer(let a), .floating(let b)): return order(a, b)
         case (.floating(let a), .integer(let b)): return order(b, a).map(\.reversed)
-        case (.floating(let a), .floating(let b)):
-            if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? .orderedSame : nil }
-            return StoredValue.compare(a, b)
+        case (.floating(let a), .floating(let b)): return StoredValue.compare(a, b)
+        case (.decimal(let a), .decimal(let b)): return StoredValue.compare(a, b)
+        case (.decimal(let a), .integer(let b)): return StoredValue.compare(a, Decimal(b))
+        case (.integer(let a), .decimal(let b)): return StoredValue.compare(Decimal(a), b)
+        case (.decimal(let a), .floating(let b)): return order(a, b)
+        case (.floating(let a), .decimal(let b)): return order(b, a).map(\.reversed)
         }
+    }
+
+    /// A decimal against a double, by the decimal the double's shortest
+    /// spelling names; the way the double was most likely written.
+    private static func order(_ decimal: Decimal, _ double: Double) -> ComparisonResult? {
+        if let exact = DecimalText.number(double) { return StoredValue.compare(decimal, exact) }
+        return StoredValue.compare(DecimalText.double(decimal), double)
     }
 
     /// An integer against a double, exactly: converting either to the
@@ -170,6 +192,14 @@ struct SortedValue: Hashable {
         switch value.numeric {
         case .integer(let integer)?:
             hasher.combine(integer)
+        case .decimal(let decimal)?:
+            if decimal.isNaN {
+                hasher.combine(0x7FF8 as UInt16)
+            } else if let integer = Int64(exactly: DecimalText.double(decimal)), Decimal(integer) == decimal {
+                hasher.combine(integer)
+            } else {
+                hasher.combine(DecimalText.double(decimal))
+            }
         case .floating(let double)?:
             if double.isNaN {
                 hasher.combine(0x7FF8 as UInt16)

@@ -82,6 +82,7 @@ struct HostileFileTests {
         try JournalFixtures.withStore(count: 3) { store, _ in
             var bytes = store.bytes
             JournalFixtures.store(FileLayout.currentVersion + 1, into: &bytes, at: 8)
+            JournalFixtures.store(UInt16(1), into: &bytes, at: 10)
             JournalFixtures.resignHeader(&bytes)
             // A torn tail too: the refused read-write open must not cut it off.
             bytes += [UInt8](repeating: 0, count: 10)
@@ -112,7 +113,7 @@ struct HostileFileTests {
                 let context = "bit \(bit % 8) of header byte \(bit / 8)"
                 switch bit / 8 {
                 case 0..<8: #expect(error?.kind == .notAStore, "\(context): \(String(describing: error))")
-                case 10..<12 where readVersion > 1: #expect(error?.kind == .unsupportedFormatVersion, "\(context): \(String(describing: error))")
+                case 10..<12 where readVersion > FileLayout.currentVersion: #expect(error?.kind == .unsupportedFormatVersion, "\(context): \(String(describing: error))")
                 default:
                     JournalFixtures.expectError(error, .corruptHeader, path: store.path, nextStep: "restore the file from a backup")
                     #expect(error?.message.contains("checksum") == true, "\(context): \(String(describing: error))")
@@ -140,7 +141,8 @@ struct HostileFileTests {
     func reservedHeaderBytes() throws {
         try JournalFixtures.withStore(count: 2) { store, _ in
             var bytes = store.bytes
-            for offset in 40..<60 { bytes[offset] = 0xA5 }
+            // Bytes 40 ..< 48 place a snapshot (0: none) from version 2 on.
+            for offset in 48..<60 { bytes[offset] = 0xA5 }
             JournalFixtures.resignHeader(&bytes)
             try JournalFixtures.write(bytes, to: store.path)
             let journal = try Journal(path: store.path, options: JournalFixtures.readOnly)

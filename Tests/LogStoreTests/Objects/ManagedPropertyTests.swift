@@ -44,14 +44,14 @@ struct ManagedPropertyTests {
         }
     }
 
-    @Test("Types the store holds as they are take the direct path; URL, Decimal and Optional of them do not")
+    @Test("Types the store holds as they are take the direct path (Decimal too); URL does not")
     func directPathChoice() {
         func isDirect<Value>(_: Value.Type) -> Bool { Value.self is any AttributeValue.Type }
         #expect(isDirect(String?.self))
         #expect(isDirect(Int16.self))
         #expect(isDirect(Date?.self))
         #expect(!isDirect(URL?.self), "a URL is stored as a string, converted on the general path")
-        #expect(!isDirect(Decimal?.self))
+        #expect(isDirect(Decimal?.self), "a Decimal is a stored value since format version 3")
         #expect(!isDirect(Set<ManagedObject>.self))
     }
 
