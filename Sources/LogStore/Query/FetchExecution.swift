@@ -60,7 +60,10 @@ struct FetchExecution {
         var estimate: Int
         var lookup: (SecondaryIndex, SecondaryIndex.Range)?
         var order: SecondaryIndex?
-        /// The lookup's range is the whole predicate: every key it finds matches.
+        /// The candidates a relationship lookup found (RelationshipLookup.swift),
+        /// in increasing order.
+        var relatedKeys: [UInt64]?
+        /// The lookup is the whole predicate: every key it finds matches.
         var covers = false
     }
 
@@ -179,8 +182,7 @@ struct FetchExecution {
             }
             return true
         }
-        if let (index, range) = plan.lookup {
-            let keys = index.keys(in: range).sorted()
+        if let keys = plan.lookup.map({ index, range in index.keys(in: range).sorted() }) ?? plan.relatedKeys {
             if wanted.isEmpty {
                 // The index answers the whole predicate and nothing is sorted:
                 // the keys are the matches.
@@ -232,6 +234,7 @@ struct FetchExecution {
         }
         if predicate == nil && !pendingMatter { return windowed(table.count) }
         if plan.covers, let (index, range) = plan.lookup, !pendingMatter { return windowed(index.count(in: range)) }
+        if plan.covers, let keys = plan.relatedKeys, !pendingMatter { return windowed(keys.count) }
         return run().matches.count
     }
 
@@ -287,14 +290,22 @@ struct FetchExecution {
         var planned: [Int: Int] = [:]
         let conjuncts = predicate.map(Self.conjuncts) ?? []
         for conjunct in conjuncts {
-            guard let (slot, range) = indexRange(conjunct), snapshot.state.index(entity, slot: slot) != nil else { continue }
+            guard let (slot, range) = Self.indexRange(conjunct, in: entity), snapshot.state.index(entity, slot: slot) != nil else { continue }
             ranges[slot] = ranges[slot].map { $0.intersected(with: range) } ?? range
             planned[slot, default: 0] += 1
         }
         let candidates = ranges.compactMap { slot, range in
             snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
         }
-        if let best = candidates.min(by: { $0.estimate < $1.estimate }) {
+        let best = candidates.min(by: { $0.estimate < $1.estimate })
+        // The relationship's links, when they give no more candidates than
+        // the best index (or the table): both are then read by key alike.
+        let bound = best?.estimate ?? tableCount
+        if let related = RelationshipLookup.best(for: conjuncts, of: entity, in: snapshot, scanBudget: bound), related.keys.count <= bound {
+            return Plan(strategy: .relationshipLookup(relationship: related.relationship), estimate: related.keys.count, relatedKeys: related.keys,
+                        covers: related.isExact && conjuncts.count == 1)
+        }
+        if let best {
             let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
             return Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers)
         }
@@ -310,9 +321,9 @@ struct FetchExecution {
         return [predicate]
     }
 
-    /// The index range a comparison of a plain attribute with constants
-    /// selects, when an index can answer it.
-    private func indexRange(_ predicate: BoundPredicate) -> (Int, SecondaryIndex.Range)? {
+    /// The index range a comparison of a plain attribute of `entity` with
+    /// constants selects, when an index can answer it.
+    static func indexRange(_ predicate: BoundPredicate, in entity: EntityDescription) -> (Int, SecondaryIndex.Range)? {
         guard case .comparison(let comparison) = predicate, comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
         var op = comparison.operator
         let slot: Int, constant: BoundExpression
