@@ -65,6 +65,9 @@ struct FetchExecution {
         var relatedKeys: [UInt64]?
         /// The lookup is the whole predicate: every key it finds matches.
         var covers = false
+        /// What each candidate is still tested against, when a lookup
+        /// answered one conjunct exactly: the others (nil: the predicate).
+        var residual: BoundPredicate?
     }
 
     let context: ObjectContext
@@ -119,16 +122,17 @@ struct FetchExecution {
             throw LogStoreError(.invalidArgument, "a fetch request's limit, offset and batch size cannot be negative", entity: entity.name)
         }
         snapshot = context.store.snapshot()
-        let slotCount = entity.attributes.count + entity.relationships.count
-        func mask(_ slots: [Int]) -> [Bool] {
-            if slots.contains(Int.max) { return Array(repeating: true, count: slotCount) }
-            guard let last = slots.max() else { return [] }
-            var mask = Array(repeating: false, count: last + 1)
-            for slot in slots { mask[slot] = true }
-            return mask
-        }
-        predicateSlots = mask(predicate?.directSlots ?? [])
-        sortSlots = mask(sorts.map { $0.path.directAttribute ?? Int.max })
+        predicateSlots = Self.mask(predicate?.directSlots ?? [], of: entity)
+        sortSlots = Self.mask(sorts.map { $0.path.directAttribute ?? Int.max }, of: entity)
+    }
+
+    /// Which of `entity`'s slots to decode for `slots` (`Int.max`: all of them).
+    private static func mask(_ slots: [Int], of entity: EntityDescription) -> [Bool] {
+        if slots.contains(Int.max) { return Array(repeating: true, count: entity.attributes.count + entity.relationships.count) }
+        guard let last = slots.max() else { return [] }
+        var mask = Array(repeating: false, count: last + 1)
+        for slot in slots { mask[slot] = true }
+        return mask
     }
 
     /// The matches, ordered and windowed, and how they were found.
@@ -138,10 +142,11 @@ struct FetchExecution {
         let plan = choosePlan(tableCount: table.count)
         var matches: [Match] = []
         var examined = 0
-        let test = plan.covers ? nil : compiledTest()
+        let tested = plan.residual ?? predicate
+        let test = plan.covers ? nil : compiledTest(tested)
         // Decode what the test reads, and what the sort reads; a match keeps
         // the values only when there is a sort.
-        var wanted = test == nil ? [] : predicateSlots
+        var wanted = test == nil ? [] : plan.residual.map { Self.mask($0.directSlots, of: entity) } ?? predicateSlots
         for slots in [sortSlots, loadsRecords ? attributeSlots : []] {
             for (slot, isWanted) in slots.enumerated() where isWanted {
                 if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
@@ -151,7 +156,7 @@ struct FetchExecution {
         let keepsValues = !sorts.isEmpty || loadsRecords
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
-        let rawTests = test == nil || predicate?.usesDerivedAttributes == true ? nil : predicate.flatMap(RawStringTest.tests(for:))
+        let rawTests = test == nil || tested?.usesDerivedAttributes == true ? nil : tested.flatMap(RawStringTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1
@@ -184,7 +189,7 @@ struct FetchExecution {
         }
         if let keys = plan.lookup.map({ index, range in index.keys(in: range).sorted() }) ?? plan.relatedKeys {
             if wanted.isEmpty {
-                // The index answers the whole predicate and nothing is sorted:
+                // The lookup answers the whole predicate and nothing is sorted:
                 // the keys are the matches.
                 for key in keys where excluded.isEmpty || !excluded.contains(key) { matches.append(.record(key, [])) }
                 examined = keys.count
@@ -238,8 +243,8 @@ struct FetchExecution {
         return run().matches.count
     }
 
-    /// The predicate as a test of one record; nil when every record matches.
-    private func compiledTest() -> ((RecordSubject) -> Bool)? {
+    /// `predicate` as a test of one record; nil when every record matches.
+    private func compiledTest(_ predicate: BoundPredicate?) -> ((RecordSubject) -> Bool)? {
         guard let predicate else { return nil }
         if predicate.usesDerivedAttributes {
             // Derived attributes are computed by objects only.
@@ -302,8 +307,11 @@ struct FetchExecution {
         // the best index (or the table): both are then read by key alike.
         let bound = best?.estimate ?? tableCount
         if let related = RelationshipLookup.best(for: conjuncts, of: entity, in: snapshot, scanBudget: bound), related.keys.count <= bound {
+            // The other conjuncts are tested on each candidate; the one the
+            // lookup answered too, unless every candidate passes it.
+            let others = conjuncts.indices.filter { $0 != related.conjunct }.map { conjuncts[$0] }
             return Plan(strategy: .relationshipLookup(relationship: related.relationship), estimate: related.keys.count, relatedKeys: related.keys,
-                        covers: related.isExact && conjuncts.count == 1)
+                        covers: related.isExact && others.isEmpty, residual: related.isExact ? .and(others) : nil)
         }
         if let best {
             let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)

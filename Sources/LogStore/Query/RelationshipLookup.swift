@@ -19,6 +19,8 @@ struct RelationshipLookup {
     /// The fetched entity's relationship the lookup starts from, for
     /// ``FetchPlan/Strategy/relationshipLookup(relationship:)``.
     let relationship: String
+    /// The position of the conjunct it answers among the predicate's.
+    var conjunct = 0
     /// Live keys of the fetched entity, in increasing order: every
     /// committed record that can match the conjunct.
     let keys: [UInt64]
@@ -32,8 +34,10 @@ struct RelationshipLookup {
     /// a scan of the fetched entity or an index is expected to cost less.
     static func best(for conjuncts: [BoundPredicate], of entity: EntityDescription, in snapshot: StateSnapshot, scanBudget: Int) -> RelationshipLookup? {
         let links = CommittedLinks(snapshot: snapshot)
-        return conjuncts.compactMap { conjunct in
-            RelatedCondition(conjunct).flatMap { links.lookup($0, from: entity, scanBudget: scanBudget) }
+        return conjuncts.enumerated().compactMap { position, conjunct in
+            var lookup = RelatedCondition(conjunct).flatMap { links.lookup($0, from: entity, scanBudget: scanBudget) }
+            lookup?.conjunct = position
+            return lookup
         }.min { $0.keys.count < $1.keys.count }
     }
 }
