@@ -157,6 +157,10 @@ struct RelationshipQueryTests {
             Case("Task", try ObjectPredicate("done == NO AND project == %@", p2ID), sort: [SortKey("due", ascending: false), SortKey("title")], lookup("project")),
             Case("Task", try ObjectPredicate("project == %@ AND done == NO", p1), limit: 5, offset: 3, lookup("project")),
             Case("Task", try ObjectPredicate("project == %@", p1), sort: [], lookup("project")),
+            Case("Task", try ObjectPredicate("project == %@ AND title BEGINSWITH 'T1'", p1), lookup("project")),
+            // Of two relationships, the one with fewer related records (P1 has 47 tasks, t0 75).
+            Case("Task", try ObjectPredicate("ANY tags == %@ AND project == %@ AND done == NO", t0, p1), lookup("project")),
+            Case("Task", try ObjectPredicate("note == %@ AND done == YES", note30), lookup("note")),
             Case("Task", try ObjectPredicate("project IN %@", [p1, p2ID] as [Any]), lookup("project")),
             Case("Task", try ObjectPredicate("project IN {%@, %@} AND done == YES", p2ID, p1), lookup("project")),
             Case("Task", try ObjectPredicate("project == nil"), lookup("project")),
