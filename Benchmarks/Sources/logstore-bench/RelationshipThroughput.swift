@@ -1,7 +1,7 @@
 // Relationships against GRDB on SQLite (WAL), same records, same run: one
 // author with many books linked in one save (from the to-one side and from
-// the to-many side), and a traversal of every author's books, each checked
-// by content.
+// the to-many side), a traversal of every author's books, and one project's
+// open tasks by predicate (ProjectTaskQuery.swift), each checked by content.
 
 import Foundation
 import GRDB
@@ -26,10 +26,11 @@ enum RelationshipThroughput: BenchmarkGroup {
     static let name = "relationships"
 
     static func run(in context: BenchmarkContext) throws -> GroupReport {
-        var report = GroupReport(name: name, title: "Relationships: one author's books linked in one save, and a traversal, against GRDB 7.10.0 on SQLite (WAL)")
+        var report = GroupReport(name: name, title: "Relationships: one author's books linked in one save, a traversal, and one project's open tasks by predicate, against GRDB 7.10.0 on SQLite (WAL)")
         let model = try LibraryModel.make()
         try linking(model: model, context, into: &report)
         try traversal(model: model, context, into: &report)
+        try ProjectTaskQuery.measure(context, into: &report)
         report.note("model: Author (name: String, books: to-many Book, inverse author) and Book (title: String, pages: Int64, author: to-one Author, inverse books), as typed ManagedObject subclasses with @Managed properties; SQLite: author(id INTEGER PRIMARY KEY, name TEXT NOT NULL) and book(id INTEGER PRIMARY KEY, title TEXT NOT NULL, pages INTEGER NOT NULL, authorId INTEGER REFERENCES author(id)) with an index on book(authorId), foreign keys enforced (GRDB's default); LogStore stores the to-one side in each book and keeps its own index of the inverse")
         return report
     }

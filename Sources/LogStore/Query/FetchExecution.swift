@@ -60,8 +60,14 @@ struct FetchExecution {
         var estimate: Int
         var lookup: (SecondaryIndex, SecondaryIndex.Range)?
         var order: SecondaryIndex?
-        /// The lookup's range is the whole predicate: every key it finds matches.
+        /// The candidates a relationship lookup found (RelationshipLookup.swift),
+        /// in increasing order.
+        var relatedKeys: [UInt64]?
+        /// The lookup is the whole predicate: every key it finds matches.
         var covers = false
+        /// What each candidate is still tested against, when a lookup
+        /// answered one conjunct exactly: the others (nil: the predicate).
+        var residual: BoundPredicate?
     }
 
     let context: ObjectContext
@@ -117,16 +123,17 @@ struct FetchExecution {
             throw LogStoreError(.invalidArgument, "a fetch request's limit, offset and batch size cannot be negative", entity: entity.name)
         }
         snapshot = context.store.snapshot()
-        let slotCount = entity.attributes.count + entity.relationships.count
-        func mask(_ slots: [Int]) -> [Bool] {
-            if slots.contains(Int.max) { return Array(repeating: true, count: slotCount) }
-            guard let last = slots.max() else { return [] }
-            var mask = Array(repeating: false, count: last + 1)
-            for slot in slots { mask[slot] = true }
-            return mask
-        }
-        predicateSlots = mask(predicate?.directSlots ?? [])
-        sortSlots = mask(sorts.map { $0.path.directAttribute ?? Int.max })
+        predicateSlots = Self.mask(predicate?.directSlots ?? [], of: entity)
+        sortSlots = Self.mask(sorts.map { $0.path.directAttribute ?? Int.max }, of: entity)
+    }
+
+    /// Which of `entity`'s slots to decode for `slots` (`Int.max`: all of them).
+    private static func mask(_ slots: [Int], of entity: EntityDescription) -> [Bool] {
+        if slots.contains(Int.max) { return Array(repeating: true, count: entity.attributes.count + entity.relationships.count) }
+        guard let last = slots.max() else { return [] }
+        var mask = Array(repeating: false, count: last + 1)
+        for slot in slots { mask[slot] = true }
+        return mask
     }
 
     /// The matches, ordered and windowed, and how they were found.
@@ -136,10 +143,11 @@ struct FetchExecution {
         let plan = choosePlan(tableCount: table.count)
         var matches: [Match] = []
         var examined = 0
-        let test = plan.covers ? nil : compiledTest()
+        let tested = plan.residual ?? predicate
+        let test = plan.covers ? nil : compiledTest(tested)
         // Decode what the test reads, and what the sort reads; a match keeps
         // the values only when there is a sort.
-        var wanted = test == nil ? [] : predicateSlots
+        var wanted = test == nil ? [] : plan.residual.map { Self.mask($0.directSlots, of: entity) } ?? predicateSlots
         for slots in [sortSlots, loadsRecords ? attributeSlots : []] {
             for (slot, isWanted) in slots.enumerated() where isWanted {
                 if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
@@ -149,7 +157,7 @@ struct FetchExecution {
         let keepsValues = !sorts.isEmpty || loadsRecords
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
-        let rawTests = test == nil || predicate?.usesDerivedAttributes == true ? nil : predicate.flatMap(RawStringTest.tests(for:))
+        let rawTests = test == nil || tested?.usesDerivedAttributes == true ? nil : tested.flatMap(RawStringTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1
@@ -180,10 +188,9 @@ struct FetchExecution {
             }
             return true
         }
-        if let (index, range) = plan.lookup {
-            let keys = index.keys(in: range).sorted()
+        if let keys = plan.lookup.map({ index, range in index.keys(in: range).sorted() }) ?? plan.relatedKeys {
             if wanted.isEmpty {
-                // The index answers the whole predicate and nothing is sorted:
+                // The lookup answers the whole predicate and nothing is sorted:
                 // the keys are the matches.
                 for key in keys where excluded.isEmpty || !excluded.contains(key) { matches.append(.record(key, [])) }
                 examined = keys.count
@@ -233,11 +240,12 @@ struct FetchExecution {
         }
         if predicate == nil && !pendingMatter { return windowed(table.count) }
         if plan.covers, let (index, range) = plan.lookup, !pendingMatter { return windowed(index.count(in: range)) }
+        if plan.covers, let keys = plan.relatedKeys, !pendingMatter { return windowed(keys.count) }
         return run().matches.count
     }
 
-    /// The predicate as a test of one record; nil when every record matches.
-    private func compiledTest() -> ((RecordSubject) -> Bool)? {
+    /// `predicate` as a test of one record; nil when every record matches.
+    private func compiledTest(_ predicate: BoundPredicate?) -> ((RecordSubject) -> Bool)? {
         guard let predicate else { return nil }
         if predicate.usesDerivedAttributes {
             // Derived attributes are computed by objects only.
@@ -288,14 +296,25 @@ struct FetchExecution {
         var planned: [Int: Int] = [:]
         let conjuncts = predicate.map(Self.conjuncts) ?? []
         for conjunct in conjuncts {
-            guard let (slot, range) = indexRange(conjunct), snapshot.state.index(entity, slot: slot) != nil else { continue }
+            guard let (slot, range) = Self.indexRange(conjunct, in: entity), snapshot.state.index(entity, slot: slot) != nil else { continue }
             ranges[slot] = ranges[slot].map { $0.intersected(with: range) } ?? range
             planned[slot, default: 0] += 1
         }
         let candidates = ranges.compactMap { slot, range in
             snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
         }
-        if let best = candidates.min(by: { $0.estimate < $1.estimate }) {
+        let best = candidates.min(by: { $0.estimate < $1.estimate })
+        // The relationship's links, when they give no more candidates than
+        // the best index (or the table): both are then read by key alike.
+        let bound = best?.estimate ?? tableCount
+        if let related = RelationshipLookup.best(for: conjuncts, of: entity, in: snapshot, scanBudget: bound), related.keys.count <= bound {
+            // The other conjuncts are tested on each candidate; the one the
+            // lookup answered too, unless every candidate passes it.
+            let others = conjuncts.indices.filter { $0 != related.conjunct }.map { conjuncts[$0] }
+            return Plan(strategy: .relationshipLookup(relationship: related.relationship), estimate: related.keys.count, relatedKeys: related.keys,
+                        covers: related.isExact && others.isEmpty, residual: related.isExact ? .and(others) : nil)
+        }
+        if let best {
             let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
             return Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers)
         }
@@ -311,9 +330,9 @@ struct FetchExecution {
         return [predicate]
     }
 
-    /// The index range a comparison of a plain attribute with constants
-    /// selects, when an index can answer it.
-    private func indexRange(_ predicate: BoundPredicate) -> (Int, SecondaryIndex.Range)? {
+    /// The index range a comparison of a plain attribute of `entity` with
+    /// constants selects, when an index can answer it.
+    static func indexRange(_ predicate: BoundPredicate, in entity: EntityDescription) -> (Int, SecondaryIndex.Range)? {
         guard case .comparison(let comparison) = predicate, comparison.modifier == .direct, comparison.options.isEmpty else { return nil }
         var op = comparison.operator
         let slot: Int, constant: BoundExpression

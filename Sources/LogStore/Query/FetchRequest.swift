@@ -122,6 +122,11 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         case indexLookup(attribute: String)
         /// The index of `attribute` was read in order until the limit was filled.
         case indexOrder(attribute: String)
+        /// The store's links of `relationship` gave the candidates: the
+        /// objects related to the given objects (`project == %@`,
+        /// `project IN %@`, `ANY tags == %@`), or to the objects whose
+        /// attribute matches (`project.name == "Home"`).
+        case relationshipLookup(relationship: String)
     }
 
     /// How the candidates were found.
@@ -140,6 +145,7 @@ public struct FetchPlan: Sendable, Hashable, CustomStringConvertible {
         case .fullScan: "full scan"
         case .indexLookup(let attribute): "index lookup on \(attribute)"
         case .indexOrder(let attribute): "index order on \(attribute)"
+        case .relationshipLookup(let relationship): "relationship lookup on \(relationship)"
         }
         return "\(how): estimated \(estimatedRows) rows, examined \(examinedRows), \(pendingObjects) pending objects, \(matchedRows) matched"
     }
