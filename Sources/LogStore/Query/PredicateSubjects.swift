@@ -89,8 +89,12 @@ struct ObjectSubject: PredicateSubject {
 
     func related(_ index: Int) -> [ObjectSubject] {
         let slot = object.entity.attributes.count + index
+        // A link to a record deleted elsewhere (a `noAction` rule leaves
+        // such links) reaches no object, as it reaches no record in a fetch.
         return context.link(of: object, slot: slot).targets.sorted().compactMap { id in
-            (try? context.object(with: id)).map { ObjectSubject(object: $0, context: context) }
+            guard let target = try? context.object(with: id), target.isInserted || target.life != .gone,
+                  !(target.isFault && context.store.record(id) == nil) else { return nil }
+            return ObjectSubject(object: target, context: context)
         }
     }
 
