@@ -10,7 +10,7 @@ struct Query: ParsableCommand {
             PREDICATE uses the library's predicate language, Core Data's format: \
             "valueInDollars > 50 AND itemName BEGINSWITH[c] 'red'", "assetType.label == 'Jewelry'", \
             "TRUEPREDICATE". --explain prints how the fetch found its results (full scan, \
-            index lookup or index order) and how many records it examined.
+            index lookup, index order or relationship lookup) and how many records it examined.
             """)
 
     @Argument(help: "The store file.")
