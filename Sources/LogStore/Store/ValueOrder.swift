@@ -31,6 +31,7 @@ extension StoredValue {
     /// - Values of other different kinds do not compare.
     static func order(_ left: StoredValue, _ right: StoredValue) -> ComparisonResult? {
         switch (left, right) {
+        case (.int64(let a), .int64(let b)): return compare(a, b)  // the common case, without `numeric`
         case (.null, .null): return .orderedSame
         case (.null, _), (_, .null): return nil
         case (.string(let a), .string(let b)): return compare(a, b)
@@ -52,6 +53,12 @@ extension StoredValue {
     /// attribute never mixes) order by kind. Wherever ``order(_:_:)`` says
     /// two values of a kind are the same, before or after, this agrees.
     static func sortOrder(_ left: StoredValue, _ right: StoredValue) -> ComparisonResult {
+        // The common cases of an index, without ranking kinds.
+        switch (left, right) {
+        case (.int64(let a), .int64(let b)): return compare(a, b)
+        case (.string(let a), .string(let b)): return compare(a, b)
+        default: break
+        }
         let (leftRank, rightRank) = (left.sortRank, right.sortRank)
         guard leftRank == rightRank else { return compare(leftRank, rightRank) }
         switch (left, right) {
