@@ -21,8 +21,8 @@ struct Stats: ParsableCommand {
         var maximum: String?
         /// Strings and data: the average length in bytes of those set.
         var averageBytes: Double?
-        fileprivate var lowest: Double?
-        fileprivate var highest: Double?
+        fileprivate var lowest: Extreme?
+        fileprivate var highest: Extreme?
         fileprivate var totalBytes = 0
 
         enum CodingKeys: String, CodingKey { case name, type, filled, minimum, maximum, averageBytes }
@@ -73,9 +73,8 @@ struct Stats: ParsableCommand {
             for position in stats.attributes.indices {
                 let attribute = stats.attributes[position]
                 if let lowest = attribute.lowest, let highest = attribute.highest {
-                    let type = entity.attributes[position].type
-                    stats.attributes[position].minimum = Self.text(lowest, type)
-                    stats.attributes[position].maximum = Self.text(highest, type)
+                    stats.attributes[position].minimum = lowest.text
+                    stats.attributes[position].maximum = highest.text
                 }
                 if attribute.totalBytes > 0 { stats.attributes[position].averageBytes = Double(attribute.totalBytes) / Double(attribute.filled) }
             }
@@ -100,30 +99,45 @@ struct Stats: ParsableCommand {
         }
     }
 
-    /// An extreme as its attribute's type prints it.
-    private static func text(_ number: Double, _ type: AttributeType) -> String {
-        switch type {
-        case .date: ValueText.isoDate(Date(timeIntervalSince1970: number))
-        case .int16, .int32, .int64: String(Int64(number))
-        default: number.description
+    /// A smallest or largest value, kept in its own type: an Int64 near
+    /// 2⁶³ or a decimal with 30 digits does not survive a trip through Double.
+    /// One attribute's values are all of one case; NaN is left out.
+    fileprivate enum Extreme: Comparable {
+        case integer(Int64)
+        case number(Double)
+        case decimal(Decimal)
+        case date(Date)
+
+        init?(_ value: Any) {
+            switch value {
+            case let value as Int16: self = .integer(Int64(value))
+            case let value as Int32: self = .integer(Int64(value))
+            case let value as Int64: self = .integer(value)
+            case let value as Double where !value.isNaN: self = .number(value)
+            case let value as Float where !value.isNaN: self = .number(Double(value))
+            case let value as Decimal where !value.isNaN: self = .decimal(value)
+            case let value as Date where !value.timeIntervalSinceReferenceDate.isNaN: self = .date(value)
+            default: return nil
+            }
+        }
+
+        /// As JSON Lines would print the value.
+        var text: String {
+            switch self {
+            case .integer(let value): "\(value)"
+            case .number(let value): value.description
+            case .decimal(let value): value.description
+            case .date(let value): ValueText.isoDate(value)
+            }
         }
     }
 
     private static func add(_ value: Any?, to stats: inout AttributeStats) {
         guard let value else { return }
         stats.filled += 1
-        let number: Double? = switch value {
-        case let value as Int16: Double(value)
-        case let value as Int32: Double(value)
-        case let value as Int64: Double(value)
-        case let value as Double: value
-        case let value as Float: Double(value)
-        case let value as Date: value.timeIntervalSince1970
-        default: nil
-        }
-        if let number, !number.isNaN {
-            stats.lowest = min(stats.lowest ?? number, number)
-            stats.highest = max(stats.highest ?? number, number)
+        if let extreme = Extreme(value) {
+            stats.lowest = min(stats.lowest ?? extreme, extreme)
+            stats.highest = max(stats.highest ?? extreme, extreme)
         }
         switch value {
         case let string as String: stats.totalBytes += string.utf8.count

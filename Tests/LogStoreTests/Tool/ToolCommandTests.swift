@@ -271,6 +271,43 @@ struct ToolCommandTests {
         }
     }
 
+    @Test("stats reports integer, decimal and NaN extremes exactly (Int64.max does not pass through Double)")
+    func exactExtremes() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/extremes.logstore"
+            let model = try Model {
+                Entity("Sample") {
+                    Attribute("n", .int64)
+                    Attribute("x", .double)
+                    Attribute("price", .decimal)
+                }
+            }
+            do {
+                let store = try Store(path: path, model: model)
+                defer { store.close() }
+                let context = store.newContext()
+                for (n, x, price) in [(Int64.max, Double.nan, "0.1"), (Int64.max - 1, 2.5, "100.000000000000000000000001"), (Int64.min, -1, "-3")] {
+                    let sample = try context.insert("Sample")
+                    sample["n"] = n
+                    sample["x"] = x
+                    sample["price"] = Decimal(string: price)!
+                }
+                try context.save()
+            }
+            let run = try tool("stats", path, "--json")
+            #expect(run.status == 0, "\(run.errorOutput)")
+            let stats = try #require(try json(run) as? [[String: Any]])
+            let attributes = try #require(stats.first?["attributes"] as? [[String: Any]])
+            func extremes(_ name: String) -> [String?] {
+                let attribute = attributes.first { $0["name"] as? String == name }
+                return [attribute?["minimum"] as? String, attribute?["maximum"] as? String]
+            }
+            #expect(extremes("n") == ["\(Int64.min)", "\(Int64.max)"])
+            #expect(extremes("x") == ["-1.0", "2.5"])
+            #expect(extremes("price") == ["-3", "100.000000000000000000000001"])
+        }
+    }
+
     @Test("Read-only subcommands leave the file unchanged and work while another process writes; compact refuses then")
     func readOnlyBesideAWriter() throws {
         try withTemporaryDirectory { directory in
