@@ -83,6 +83,8 @@ struct FetchExecution {
     let loadsRecords: Bool
     /// Every attribute slot, decoded in a loaded match.
     private let attributeSlots: [Bool]
+    /// A test's forced plan and fast paths (FetchOverride.swift).
+    private let override = FetchOverride.current
 
     /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
     /// `loadingRecords`: the caller makes a loaded object of every match
@@ -149,7 +151,7 @@ struct FetchExecution {
         let keepsValues = !sorts.isEmpty || loadsRecords
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
-        let rawTests = test == nil || predicate?.usesDerivedAttributes == true ? nil : predicate.flatMap(RawStringTest.tests(for:))
+        let rawTests = test == nil || predicate?.usesDerivedAttributes == true || override?.rawStringTests == false ? nil : predicate.flatMap(RawStringTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1
@@ -246,6 +248,7 @@ struct FetchExecution {
                 return PredicateEvaluation.evaluate(predicate, ObjectSubject(object: object, context: context))
             }
         }
+        if override?.compiledPredicates == false { return { PredicateEvaluation.evaluate(predicate, $0) } }
         return CompiledPredicate.compile(predicate)
     }
 
@@ -284,6 +287,22 @@ struct FetchExecution {
     // MARK: - Planning
 
     private func choosePlan(tableCount: Int) -> Plan {
+        let plans = possiblePlans(tableCount: tableCount)
+        // A forced plan (a test's FetchOverride) only where it is possible.
+        if let forced = override?.plan, let plan = plans.first(where: { $0.strategy == forced }) { return plan }
+        return plans[0]
+    }
+
+    /// The strategies of ``possiblePlans(tableCount:)``, for FetchOverride's callers.
+    func possibleStrategies() -> [FetchPlan.Strategy] {
+        possiblePlans(tableCount: snapshot.state.table(entity).count).map(\.strategy)
+    }
+
+    /// Every plan that can answer the request, the best first: lookups in
+    /// the indexes of the conjuncts they can answer, fewest records first;
+    /// an index walk in sort order to fill a limit; the full scan, always
+    /// possible, last. A new kind of plan is one more candidate here.
+    private func possiblePlans(tableCount: Int) -> [Plan] {
         var ranges: [Int: SecondaryIndex.Range] = [:]
         var planned: [Int: Int] = [:]
         let conjuncts = predicate.map(Self.conjuncts) ?? []
@@ -295,15 +314,17 @@ struct FetchExecution {
         let candidates = ranges.compactMap { slot, range in
             snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
         }
-        if let best = candidates.min(by: { $0.estimate < $1.estimate }) {
+        var plans: [Plan] = []
+        for best in candidates.sorted(by: { ($0.estimate, $0.index.slot) < ($1.estimate, $1.index.slot) }) {
             let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
-            return Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers)
+            plans.append(Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers))
         }
         if request.fetchLimit > 0, let first = sorts.first, first.key.options.isEmpty, let slot = first.path.directAttribute,
            let index = snapshot.state.index(entity, slot: slot) {
-            return Plan(strategy: .indexOrder(attribute: entity.attributes[slot].name), estimate: min(tableCount, request.fetchOffset + request.fetchLimit), order: index)
+            plans.append(Plan(strategy: .indexOrder(attribute: entity.attributes[slot].name), estimate: min(tableCount, request.fetchOffset + request.fetchLimit), order: index))
         }
-        return Plan(strategy: .fullScan, estimate: tableCount)
+        plans.append(Plan(strategy: .fullScan, estimate: tableCount))
+        return plans
     }
 
     private static func conjuncts(_ predicate: BoundPredicate) -> [BoundPredicate] {
