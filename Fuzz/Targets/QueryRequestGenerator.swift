@@ -14,6 +14,10 @@ private typealias PredicateExpression = LogStore.PredicateExpression
 
 struct QueryRequestGenerator {
     var choices: Choices
+    /// Whether key paths may pass the relationships (in predicates and
+    /// sorts); when not, every comparison and sort is of the item's own
+    /// attributes.
+    var followsRelationships = true
 
     /// A request for items, or nil when the predicate generated does not
     /// survive printing and parsing (a form the parser refuses), so that
@@ -38,7 +42,7 @@ struct QueryRequestGenerator {
         // an index walk (with a limit) can answer.
         if first && choices.chance(50) { return SortKey(kind.indexed, ascending: choices.chance(50)) }
         let attribute = choices.chance(50) ? kind.indexed : kind.plain
-        let keyPath = choices.chance(20) ? "parent." + attribute : attribute
+        let keyPath = followsRelationships && choices.chance(20) ? "parent." + attribute : attribute
         return SortKey(keyPath, ascending: choices.chance(50), options: options())
     }
 
@@ -58,7 +62,7 @@ struct QueryRequestGenerator {
     // MARK: - Comparisons
 
     private mutating func comparison() -> PredicateComparison {
-        switch choices.next(20) {
+        switch choices.next(followsRelationships ? 20 : 13) {
         case 0..<8: return attributeWithConstant()
         case 8..<10: return stringOperator(on: .keyPath(path(kind: .string, throughParent: choices.chance(25))))
         case 10: return attributeWithAttribute()
@@ -176,7 +180,7 @@ struct QueryRequestGenerator {
     /// An attribute of `kind`, indexed or not, of the item or its parent.
     private mutating func path(kind: ValueKind, throughParent: Bool) -> [KeyPathComponent] {
         let attribute = KeyPathComponent.key(choices.chance(50) ? kind.indexed : kind.plain)
-        return throughParent ? [.key("parent"), attribute] : [attribute]
+        return throughParent && followsRelationships ? [.key("parent"), attribute] : [attribute]
     }
 
     /// A constant for a comparison with `kind`: mostly of that kind, so

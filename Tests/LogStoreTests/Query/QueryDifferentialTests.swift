@@ -70,4 +70,101 @@ struct QueryDifferentialTests {
             #expect(differential.unparsable * 4 < differential.requests, "most generated predicates should parse back")
         }
     }
+
+    // MARK: - Regressions: the smallest cases of each disagreement found
+
+    /// Checks `format` with `sort` and `limit` every way on the items
+    /// `build` makes (returning the live ones) in a fresh store, and
+    /// records the report when some way disagrees.
+    static func expectAgreement(
+        _ format: String, sort: [SortKey] = [], limit: Int = 0,
+        _ build: (ObjectContext) throws -> [ManagedObject], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/items.logstore", model: QueryPlanModel.model, options: JournalOptions(durability: .deferredToOS))
+            defer { store.close() }
+            let context = store.newContext()
+            let objects = try build(context)
+            let request = FetchRequest(entityName: QueryPlanModel.entity, predicate: try ObjectPredicate(format: format, argumentArray: []), sortDescriptors: sort, fetchLimit: limit)
+            let check = QueryPlanCheck(request, in: context, objects: objects)
+            #expect(check.agrees, Comment(rawValue: check.report(request)), sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A saved parent and its saved child.
+    static func family(_ context: ObjectContext, parentInt64: Int64? = nil, childInt64: Int64? = nil) throws -> (parent: ManagedObject, child: ManagedObject) {
+        let parent = try context.insert(QueryPlanModel.entity)
+        let child = try context.insert(QueryPlanModel.entity)
+        parent["int64"] = parentInt64
+        child["int64"] = childInt64
+        child["parent"] = parent
+        try context.save()
+        return (parent, child)
+    }
+
+    @Test("A saved object whose child was deleted, unsaved, has lost that child in a fetch")
+    func deletedChildIsGoneFromItsParent() throws {
+        withKnownIssue("a fetch reads the saved parent's children from the saved state, where the deleted child remains") {
+            try Self.expectAgreement("children.@count == 0") { context in
+                let (parent, child) = try Self.family(context)
+                try context.delete(child)
+                return [parent]
+            }
+        }
+    }
+
+    @Test("A loaded object whose parent was deleted, unsaved, has no parent in a fetch")
+    func deletedParentIsGoneFromItsLoadedChildren() throws {
+        try Self.expectAgreement("parent == nil") { context in
+            let (parent, child) = try Self.family(context)
+            try context.delete(parent)
+            return [child]
+        }
+    }
+
+    @Test("An object not loaded whose parent was deleted, unsaved, has no parent in a fetch")
+    func deletedParentIsGoneFromChildrenNotLoaded() throws {
+        withKnownIssue("the delete unlinks the child in memory without marking it changed, so a fetch tests its saved record, which still points at the parent") {
+            try Self.expectAgreement("parent == nil") { context in
+                // Saved by another context: this one has not loaded the child.
+                let (parent, child) = try Self.family(context.store.newContext())
+                try context.delete(try context.object(with: parent.objectID))
+                return [try context.object(with: child.objectID)]
+            }
+        }
+    }
+
+    @Test("An unsaved change to a child counts in its saved parent's ANY children")
+    func unsavedChildValueCountsThroughTheParent() throws {
+        withKnownIssue("a fetch reads the children of a saved record from the saved state, not the context") {
+            try Self.expectAgreement("ANY children.int64 == 2") { context in
+                let (parent, child) = try Self.family(context, childInt64: 1)
+                child["int64"] = Int64(2)
+                return [parent, child]
+            }
+        }
+    }
+
+    @Test("An unsaved change to a parent counts in its saved child's parent.x")
+    func unsavedParentValueCountsThroughTheChild() throws {
+        withKnownIssue("a fetch reads the parent of a saved record from the saved state, not the context") {
+            try Self.expectAgreement("parent.int64 == 2") { context in
+                let (parent, child) = try Self.family(context, parentInt64: 1)
+                parent["int64"] = Int64(2)
+                return [parent, child]
+            }
+        }
+    }
+
+    @Test("A sort by parent.x uses the parent's unsaved value")
+    func sortThroughAChangedParent() throws {
+        withKnownIssue("a fetch sorts a saved record by its parent's saved value") {
+            try Self.expectAgreement("TRUEPREDICATE", sort: [SortKey("parent.int64")]) { context in
+                let (first, firstChild) = try Self.family(context, parentInt64: 1)
+                let (second, secondChild) = try Self.family(context, parentInt64: 2)
+                first["int64"] = Int64(3)
+                return [first, firstChild, second, secondChild]
+            }
+        }
+    }
 }
