@@ -18,6 +18,9 @@ public struct QueryData {
     public let objects: [ManagedObject]
     /// Whether the context has unsaved changes.
     public let hasPendingChanges: Bool
+    /// The saved items: what a fetch that leaves out unsaved changes
+    /// should find.
+    public let savedIDs: [ObjectID]
     /// What was done, for failure messages: saves, compaction, pending changes.
     public let history: [String]
 }
@@ -27,6 +30,8 @@ struct QueryDataGenerator {
     var choices: Choices
     /// At most this many items are saved before any unsaved change.
     let maximumItems: Int
+    /// Whether a store may now and then hold over a thousand items.
+    let largeStores: Bool
 
     mutating func make(at path: String) throws -> QueryData {
         let options = JournalOptions(durability: .deferredToOS, compaction: .manual)
@@ -60,6 +65,14 @@ struct QueryDataGenerator {
                 history.append("saved \(live.count) items after compaction")
             }
         }
+        if largeStores && choices.chance(3) {
+            // Enough saved at once that each index merges its unsorted
+            // tail into the sorted entries.
+            for _ in 0..<1100 { live.append(try insert(context, among: live)) }
+            try context.save()
+            history.append("saved \(live.count) items at once")
+        }
+        let savedIDs = live.map(\.objectID)
         let pending = choices.chance(60)
         if pending {
             let inserts = choices.next(4)
@@ -68,7 +81,7 @@ struct QueryDataGenerator {
             try change(context, &live, updates: updates, deletes: deletes)
             history.append("unsaved: \(inserts) inserts, \(updates) updates, \(deletes) deletes")
         }
-        return QueryData(store: store, context: context, objects: live, hasPendingChanges: pending && context.hasChanges, history: history)
+        return QueryData(store: store, context: context, objects: live, hasPendingChanges: pending && context.hasChanges, savedIDs: savedIDs, history: history)
     }
 
     /// A new item with random values and, often, a parent among `others`.

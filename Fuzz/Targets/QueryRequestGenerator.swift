@@ -51,7 +51,13 @@ struct QueryRequestGenerator {
     }
 
     mutating func predicate(depth: Int) -> ObjectPredicate {
-        switch depth > 0 ? choices.next(13) : 0 {
+        switch depth > 0 ? choices.next(14) : 0 {
+        case 9:
+            // Several conditions on one attribute, whose index ranges the
+            // planner intersects: `int64 >= 3 AND int64 IN {3, 42}`.
+            let kind = choices.pick(ValueKind.allCases)
+            let attribute = path(kind: kind, throughParent: false)
+            return .and((0..<(2 + choices.next(2))).map { _ in .comparison(attributeWithConstant(kind, attribute)) })
         case 10: return .and((0..<(2 + choices.next(2))).map { _ in predicate(depth: depth - 1) })
         case 11: return .or((0..<(2 + choices.next(2))).map { _ in predicate(depth: depth - 1) })
         case 12: return .not(predicate(depth: depth - 1))
@@ -82,7 +88,11 @@ struct QueryRequestGenerator {
     /// `attribute op constant` or the reverse: the planner's ground.
     private mutating func attributeWithConstant() -> PredicateComparison {
         let kind = choices.pick(ValueKind.allCases)
-        let attribute = PredicateExpression.keyPath(path(kind: kind, throughParent: choices.chance(15)))
+        return attributeWithConstant(kind, path(kind: kind, throughParent: choices.chance(15)))
+    }
+
+    private mutating func attributeWithConstant(_ kind: ValueKind, _ path: [KeyPathComponent]) -> PredicateComparison {
+        let attribute = PredicateExpression.keyPath(path)
         let op = choices.pick([ComparisonOperator.equal, .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in, .in])
         let right: PredicateExpression
         switch op {

@@ -40,7 +40,7 @@ struct QueryDifferentialTests {
         }
     }
 
-    static let size = QueryDifferential.Size(items: 24, requests: 12)
+    static let size = QueryDifferential.Size(items: 24, requests: 12, largeStores: true)
 
     @Test("Every plan, fast path and fetch form returns what filtering and sorting in memory returns")
     func everyPlanAgrees() throws {
