@@ -48,7 +48,7 @@ struct QueryDataGenerator {
             try context.save()
             history.append("saved \(live.count) items")
         }
-        if choices.chance(30) {
+        if choices.chance(50) {
             // Indexes come back from the snapshot as sorted runs; later
             // saves go to their unsorted tail.
             _ = try store.compact()

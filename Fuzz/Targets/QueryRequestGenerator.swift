@@ -42,6 +42,7 @@ struct QueryRequestGenerator {
         // an index walk (with a limit) can answer.
         if first && choices.chance(50) { return SortKey(kind.indexed, ascending: choices.chance(50)) }
         let attribute = choices.chance(50) ? kind.indexed : kind.plain
+        if followsRelationships && choices.chance(5) { return SortKey("parent", ascending: choices.chance(50)) }
         let keyPath = followsRelationships && choices.chance(20) ? "parent." + attribute : attribute
         return SortKey(keyPath, ascending: choices.chance(50), options: options())
     }
@@ -77,8 +78,10 @@ struct QueryRequestGenerator {
         case 15..<17: return aggregate()
         case 17: return subquery()
         case 18:
-            // The relationship itself: nil or an object.
-            return PredicateComparison(.keyPath([.key("parent")]), choices.chance(50) ? .equal : .notEqual, .constant(.null))
+            // The relationship itself, against nil or the object itself
+            // (an item may be its own parent, or its grandparent).
+            let parent = PredicateExpression.keyPath(choices.chance(70) ? [.key("parent")] : [.key("parent"), .key("parent")])
+            return PredicateComparison(parent, choices.chance(50) ? .equal : .notEqual, choices.chance(50) ? .constant(.null) : .evaluatedObject)
         default:
             // A string searched for in an attribute: `'b' IN string`.
             return PredicateComparison(.constant(constant(.string)), .in, .keyPath(path(kind: .string, throughParent: false)), options: options())
@@ -88,6 +91,8 @@ struct QueryRequestGenerator {
     /// `attribute op constant` or the reverse: the planner's ground.
     private mutating func attributeWithConstant() -> PredicateComparison {
         let kind = choices.pick(ValueKind.allCases)
+        // Mostly the indexed attribute: the index plans' ground.
+        if choices.chance(50) { return attributeWithConstant(kind, [.key(kind.indexed)]) }
         return attributeWithConstant(kind, path(kind: kind, throughParent: choices.chance(15)))
     }
 

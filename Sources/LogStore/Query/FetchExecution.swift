@@ -315,9 +315,9 @@ struct FetchExecution {
             snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
         }
         var plans: [Plan] = []
-        for best in candidates.sorted(by: { ($0.estimate, $0.index.slot) < ($1.estimate, $1.index.slot) }) {
-            let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
-            plans.append(Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers))
+        for candidate in candidates.sorted(by: { ($0.estimate, $0.index.slot) < ($1.estimate, $1.index.slot) }) {
+            let covers = planned[candidate.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
+            plans.append(Plan(strategy: .indexLookup(attribute: entity.attributes[candidate.index.slot].name), estimate: candidate.estimate, lookup: (candidate.index, candidate.range), covers: covers))
         }
         if request.fetchLimit > 0, let first = sorts.first, first.key.options.isEmpty, let slot = first.path.directAttribute,
            let index = snapshot.state.index(entity, slot: slot) {

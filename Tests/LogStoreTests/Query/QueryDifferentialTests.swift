@@ -71,6 +71,31 @@ struct QueryDifferentialTests {
         }
     }
 
+    @Test("The hooks offer each plan that can answer a request, force it, and refuse one that cannot")
+    func hooksForcePossiblePlansOnly() throws {
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/items.logstore", model: QueryPlanModel.model, options: JournalOptions(durability: .deferredToOS))
+            defer { store.close() }
+            let context = store.newContext()
+            for value in [Int64(3), 42, 3] {
+                let item = try context.insert(QueryPlanModel.entity)
+                item["int64"] = value
+                item["string"] = "s\(value)"
+            }
+            try context.save()
+            let request = FetchRequest(entityName: QueryPlanModel.entity, predicate: try ObjectPredicate("int64 == 3 AND string BEGINSWITH 's'"), sortDescriptors: [SortKey("string")], fetchLimit: 1)
+            let plans = try context.possiblePlans(for: request)
+            #expect(plans == [.indexLookup(attribute: "int64"), .indexOrder(attribute: "string"), .fullScan])
+            for plan in plans {
+                #expect(try FetchOverride(plan: plan).run { try context.explain(request) }.strategy == plan)
+            }
+            // No conjunct on plainInt64 that an index answers: the planner's choice.
+            let impossible = FetchOverride(plan: .indexLookup(attribute: "plainInt64"), compiledPredicates: false, rawStringTests: false)
+            #expect(try impossible.run { try context.explain(request) }.strategy == plans[0])
+            #expect(try context.explain(request).strategy == plans[0])
+        }
+    }
+
     // MARK: - Regressions: the smallest cases of each disagreement found
 
     /// Checks `format` with `sort` and `limit` every way on the items
