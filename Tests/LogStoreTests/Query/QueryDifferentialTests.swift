@@ -138,6 +138,20 @@ struct QueryDifferentialTests {
         }
     }
 
+    @Test("A saved object not loaded, given a new child, unsaved, has that child in a fetch")
+    func insertedChildCountsInItsSavedParent() throws {
+        try Self.expectAgreement("children.@count == 1") { context in
+            // Saved by another context: this one has the parent as a fault.
+            let writer = context.store.newContext()
+            let saved = try writer.insert(QueryPlanModel.entity)
+            try writer.save()
+            let parent = try context.object(with: saved.objectID)
+            let child = try context.insert(QueryPlanModel.entity)
+            child["parent"] = parent
+            return [parent, child]
+        }
+    }
+
     @Test("A loaded object whose parent was deleted, unsaved, has no parent in a fetch")
     func deletedParentIsGoneFromItsLoadedChildren() throws {
         try Self.expectAgreement("parent == nil") { context in
