@@ -20,6 +20,8 @@ enum FuzzSeeds {
             }
         case .predicate:
             seeds = predicates.enumerated().map { ("predicate-\($0.offset)", Array($0.element.utf8)) }
+        case .queryPlans:
+            seeds = queryPlanSeeds()
         }
         for seed in seeds {
             guard FileManager.default.createFile(atPath: directory + "/" + seed.name, contents: Data(seed.bytes)) else {
@@ -122,6 +124,17 @@ enum FuzzSeeds {
         try context.delete(items[1])
         try context.delete(owners[1])
         try context.save()
+    }
+
+    /// Inputs for the query-plans target: choices from seeded generators,
+    /// long enough to fill a store and make its requests (past the end of
+    /// an input every choice is the simplest). Random bytes are as good a
+    /// start as any, since every byte is a choice.
+    static func queryPlanSeeds() -> [(name: String, bytes: [UInt8])] {
+        (0..<16).map { seed in
+            var choices = Choices(seed: UInt64(seed))
+            return ("query-plans-\(seed)", (0..<(256 + 64 * seed)).map { _ in UInt8(choices.next(256)) })
+        }
     }
 
     /// Predicates over the predicate target's people: every operator,

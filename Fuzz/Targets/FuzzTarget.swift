@@ -17,6 +17,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case decoders
     /// The bytes as a predicate format string, fetched three ways that must agree.
     case predicate
+    /// The bytes as the choices that make a store of items and fetch
+    /// requests over it; every plan and fast path must agree with the
+    /// objects filtered and sorted in memory.
+    case queryPlans = "query-plans"
 
     /// Feeds one input to the target.
     public func run(_ bytes: UnsafeRawBufferPointer) {
@@ -24,6 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .storeFile: StoreFileTarget.run(bytes)
         case .decoders: DecodersTarget.run(bytes)
         case .predicate: PredicateTarget.run(bytes)
+        case .queryPlans: QueryPlansTarget.run(bytes)
         }
     }
 

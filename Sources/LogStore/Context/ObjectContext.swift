@@ -256,9 +256,10 @@ public final class ObjectContext {
     /// Makes room in the identity map for `count` more objects.
     func reserveRegistrations(_ count: Int) { registered.reserveCapacity(forAdding: count) }
 
-    /// Whether any object of `entity` has unsaved changes here.
-    func hasPendingObjects(of entity: EntityDescription) -> Bool {
-        inserted.contains { $0.entity === entity } || changed.contains { $0.entity === entity && $0.hasChanges }
+    /// Whether any object of `entity` has unsaved changes here: deleted
+    /// ones always, inserted and changed ones as asked.
+    func hasPendingObjects(of entity: EntityDescription, inserted countsInserted: Bool = true, changed countsChanged: Bool = true) -> Bool {
+        (countsInserted && inserted.contains { $0.entity === entity }) || (countsChanged && changed.contains { $0.entity === entity && $0.hasChanges })
             || deletedObjects.values.contains { $0.entity === entity }
     }
 

@@ -28,8 +28,10 @@ struct FetchExecution {
     /// The value of `path` for `match`.
     func value(_ path: BoundPath, of match: Match) -> Operand {
         switch match {
-        case .record(let key, _) where path.isDerived, .loaded(let key, _) where path.isDerived:
-            // Derived attributes are computed by objects only.
+        case .record(let key, _) where path.isDerived || (readsUnsavedLinks && path.directAttribute == nil),
+             .loaded(let key, _) where path.isDerived || (readsUnsavedLinks && path.directAttribute == nil):
+            // Derived attributes are computed by objects only, and related
+            // objects with unsaved changes are seen through the context.
             guard let object = try? context.object(with: context.store.id(entity, key)) else { return .value(.null) }
             return PredicateEvaluation.value(path, ObjectSubject(object: object, context: context))
         case .record(let key, let values):
@@ -87,8 +89,17 @@ struct FetchExecution {
     /// loaded object. Reading them again for the object would cost a
     /// second trip to each record, in sorted order, far apart in memory.
     let loadsRecords: Bool
+    /// The predicate or a sort key reads related records while the context
+    /// has unsaved changes, which the saved state does not show (a child
+    /// deleted, a parent renamed, a link moved): records are then tested and
+    /// sorted as the context's objects, and no relationship lookup, whose
+    /// links are the saved ones, is planned. Filtering the objects in memory
+    /// gives the same answer.
+    let readsUnsavedLinks: Bool
     /// Every attribute slot, decoded in a loaded match.
     private let attributeSlots: [Bool]
+    /// A test's forced plan and fast paths (FetchOverride.swift).
+    private let override = FetchOverride.current
 
     /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
     /// `loadingRecords`: the caller makes a loaded object of every match
@@ -125,6 +136,74 @@ struct FetchExecution {
         snapshot = context.store.snapshot()
         predicateSlots = Self.mask(predicate?.directSlots ?? [], of: entity)
         sortSlots = Self.mask(sorts.map { $0.path.directAttribute ?? Int.max }, of: entity)
+        if request.includesPendingChanges, let linked = Self.linkedEntities(predicate, sorts.map(\.path), from: entity, model: model) {
+            readsUnsavedLinks = linked.isEmpty ? context.hasChanges : linked.contains {
+                context.hasPendingObjects(of: $0.entity, inserted: $0.holdsLinks, changed: $0.holdsLinks || $0.valuesRead)
+            }
+        } else {
+            readsUnsavedLinks = false
+        }
+    }
+
+    /// The entities whose unsaved objects can change what `predicate` and
+    /// `paths` read from a saved record of `entity` through its
+    /// relationships (the record's own changes make it a pending object):
+    /// the destination of every step, and the holder of every link past
+    /// the first step. A deleted object always matters; an inserted one
+    /// only where its entity holds links (`holdsLinks`), as a new object
+    /// reaches a saved record only through a link it holds; a changed one
+    /// where it holds links or its values are read (`valuesRead`: not
+    /// where only the object itself is compared, as in `project == %@`).
+    /// Nil when nothing is read through a relationship; empty when it
+    /// cannot be told (a subquery), and every entity counts.
+    private static func linkedEntities(_ predicate: BoundPredicate?, _ paths: [BoundPath], from entity: EntityDescription, model: Model) -> [(entity: EntityDescription, holdsLinks: Bool, valuesRead: Bool)]? {
+        var all = paths
+        var unknown = false
+        func collect(_ expression: BoundExpression) {
+            switch expression {
+            case .path(let path): all.append(path)
+            case .list(let items): items.forEach(collect)
+            case .arithmetic(_, let left, let right): collect(left); collect(right)
+            case .subquery, .variable: unknown = true
+            case .constant, .evaluatedObject: break
+            }
+        }
+        func collect(_ predicate: BoundPredicate) {
+            switch predicate {
+            case .constant: break
+            case .not(let inner): collect(inner)
+            case .and(let parts), .or(let parts): parts.forEach(collect)
+            case .comparison(let comparison): collect(comparison.left); collect(comparison.right)
+            }
+        }
+        predicate.map(collect)
+        if unknown { return [] }
+        var linked: [(entity: EntityDescription, holdsLinks: Bool, valuesRead: Bool)] = []
+        func add(_ entity: EntityDescription, holdsLinks: Bool, valuesRead: Bool) {
+            if let position = linked.firstIndex(where: { $0.entity === entity }) {
+                linked[position].holdsLinks = linked[position].holdsLinks || holdsLinks
+                linked[position].valuesRead = linked[position].valuesRead || valuesRead
+            } else {
+                linked.append((entity, holdsLinks, valuesRead))
+            }
+        }
+        for path in all {
+            var current = entity
+            for (depth, step) in path.steps.enumerated() {
+                let relationship = current.relationships[step.index]
+                guard let destination = model.entitiesByName[relationship.destination] else { return [] }
+                if depth > 0 && relationship.isStored { add(current, holdsLinks: true, valuesRead: true) }
+                let isLast = depth == path.steps.count - 1
+                let onlyCompared: Bool
+                switch path.tail {
+                case .objects, .count: onlyCompared = isLast
+                default: onlyCompared = false
+                }
+                add(destination, holdsLinks: !relationship.isStored, valuesRead: !onlyCompared)
+                current = destination
+            }
+        }
+        return linked.isEmpty && all.allSatisfy({ $0.steps.isEmpty }) ? nil : linked
     }
 
     /// Which of `entity`'s slots to decode for `slots` (`Int.max`: all of them).
@@ -157,7 +236,7 @@ struct FetchExecution {
         let keepsValues = !sorts.isEmpty || loadsRecords
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
-        let rawTests = test == nil || tested?.usesDerivedAttributes == true ? nil : tested.flatMap(RawStringTest.tests(for:))
+        let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawStringTests == false ? nil : tested.flatMap(RawStringTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1
@@ -233,7 +312,7 @@ struct FetchExecution {
     func count() -> Int {
         let table = snapshot.state.table(entity)
         let plan = choosePlan(tableCount: table.count)
-        let pendingMatter = request.includesPendingChanges && context.hasPendingObjects(of: entity)
+        let pendingMatter = readsUnsavedLinks || (request.includesPendingChanges && context.hasPendingObjects(of: entity))
         func windowed(_ matched: Int) -> Int {
             let start = min(request.fetchOffset, matched)
             return request.fetchLimit > 0 ? min(matched - start, request.fetchLimit) : matched - start
@@ -247,13 +326,15 @@ struct FetchExecution {
     /// `predicate` as a test of one record; nil when every record matches.
     private func compiledTest(_ predicate: BoundPredicate?) -> ((RecordSubject) -> Bool)? {
         guard let predicate else { return nil }
-        if predicate.usesDerivedAttributes {
-            // Derived attributes are computed by objects only.
+        if predicate.usesDerivedAttributes || readsUnsavedLinks {
+            // Derived attributes are computed by objects only; see also
+            // readsUnsavedLinks.
             return { [context, entity] record in
                 guard let object = try? context.object(with: context.store.id(entity, record.key)) else { return false }
                 return PredicateEvaluation.evaluate(predicate, ObjectSubject(object: object, context: context))
             }
         }
+        if override?.compiledPredicates == false { return { PredicateEvaluation.evaluate(predicate, $0) } }
         return CompiledPredicate.compile(predicate)
     }
 
@@ -292,6 +373,22 @@ struct FetchExecution {
     // MARK: - Planning
 
     private func choosePlan(tableCount: Int) -> Plan {
+        let plans = possiblePlans(tableCount: tableCount)
+        // A forced plan (a test's FetchOverride) only where it is possible.
+        if let forced = override?.plan, let plan = plans.first(where: { $0.strategy == forced }) { return plan }
+        return plans[0]
+    }
+
+    /// The strategies of ``possiblePlans(tableCount:)``, for FetchOverride's callers.
+    func possibleStrategies() -> [FetchPlan.Strategy] {
+        possiblePlans(tableCount: snapshot.state.table(entity).count).map(\.strategy)
+    }
+
+    /// Every plan that can answer the request, the best first: lookups in
+    /// the indexes of the conjuncts they can answer, fewest records first;
+    /// an index walk in sort order to fill a limit; the full scan, always
+    /// possible, last. A new kind of plan is one more candidate here.
+    private func possiblePlans(tableCount: Int) -> [Plan] {
         var ranges: [Int: SecondaryIndex.Range] = [:]
         var planned: [Int: Int] = [:]
         let conjuncts = predicate.map(Self.conjuncts) ?? []
@@ -303,26 +400,29 @@ struct FetchExecution {
         let candidates = ranges.compactMap { slot, range in
             snapshot.state.index(entity, slot: slot).map { (index: $0, range: range, estimate: $0.estimate(range)) }
         }
-        let best = candidates.min(by: { $0.estimate < $1.estimate })
-        // The relationship's links, when they give no more candidates than
-        // the best index (or the table): both are then read by key alike.
-        let bound = best?.estimate ?? tableCount
-        if let related = RelationshipLookup.best(for: conjuncts, of: entity, in: snapshot, scanBudget: bound), related.keys.count <= bound {
+        var plans: [Plan] = []
+        for candidate in candidates.sorted(by: { ($0.estimate, $0.index.slot) < ($1.estimate, $1.index.slot) }) {
+            let covers = planned[candidate.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
+            plans.append(Plan(strategy: .indexLookup(attribute: entity.attributes[candidate.index.slot].name), estimate: candidate.estimate, lookup: (candidate.index, candidate.range), covers: covers))
+        }
+        // The relationship's links come first when they give no more
+        // candidates than the best index (or the table): both are then read
+        // by key alike.
+        let bound = plans.first?.estimate ?? tableCount
+        if !readsUnsavedLinks, let related = RelationshipLookup.best(for: conjuncts, of: entity, in: snapshot, scanBudget: bound) {
             // The other conjuncts are tested on each candidate; the one the
             // lookup answered too, unless every candidate passes it.
             let others = conjuncts.indices.filter { $0 != related.conjunct }.map { conjuncts[$0] }
-            return Plan(strategy: .relationshipLookup(relationship: related.relationship), estimate: related.keys.count, relatedKeys: related.keys,
-                        covers: related.isExact && others.isEmpty, residual: related.isExact ? .and(others) : nil)
-        }
-        if let best {
-            let covers = planned[best.index.slot] == conjuncts.count && !(predicate?.usesDerivedAttributes ?? false)
-            return Plan(strategy: .indexLookup(attribute: entity.attributes[best.index.slot].name), estimate: best.estimate, lookup: (best.index, best.range), covers: covers)
+            let plan = Plan(strategy: .relationshipLookup(relationship: related.relationship), estimate: related.keys.count, relatedKeys: related.keys,
+                            covers: related.isExact && others.isEmpty, residual: related.isExact ? .and(others) : nil)
+            plans.insert(plan, at: related.keys.count <= bound ? 0 : plans.count)
         }
         if request.fetchLimit > 0, let first = sorts.first, first.key.options.isEmpty, let slot = first.path.directAttribute,
            let index = snapshot.state.index(entity, slot: slot) {
-            return Plan(strategy: .indexOrder(attribute: entity.attributes[slot].name), estimate: min(tableCount, request.fetchOffset + request.fetchLimit), order: index)
+            plans.append(Plan(strategy: .indexOrder(attribute: entity.attributes[slot].name), estimate: min(tableCount, request.fetchOffset + request.fetchLimit), order: index))
         }
-        return Plan(strategy: .fullScan, estimate: tableCount)
+        plans.append(Plan(strategy: .fullScan, estimate: tableCount))
+        return plans
     }
 
     private static func conjuncts(_ predicate: BoundPredicate) -> [BoundPredicate] {
