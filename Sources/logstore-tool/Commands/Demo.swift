@@ -76,17 +76,18 @@ struct Demo: ParsableCommand {
         // The list, as the app shows it; moves set the midpoint of the new neighbours.
         var list = try Inventory.items(context)
         var moved = 0, retyped = 0, deleted = 0
-        for step in 0..<150 {
+        // With few items, the deletes may take them all; one item cannot move.
+        for step in 0..<150 where !list.isEmpty {
             let position = Int(random.next() % UInt64(list.count))
             let item = list[position]
             switch step % 3 {
-            case 0:
+            case 0 where list.count > 1:
                 let destination = Int(random.next() % UInt64(list.count - 1)) + 1
                 list.remove(at: position)
                 item.orderingValue = (list[destination - 1].orderingValue + (destination < list.count ? list[destination].orderingValue : list[destination - 1].orderingValue + 2)) / 2
                 list.insert(item, at: destination)
                 moved += 1
-            case 1:
+            case 0, 1:
                 item.assetType = types[Int(random.next() % UInt64(types.count))]
                 retyped += 1
             default:

@@ -143,7 +143,15 @@ enum ValueText {
     /// `2026-11-23T10:15:30.123Z`: ISO 8601 in UTC, to the millisecond,
     /// made by hand: a formatter or `String(format:)` per value costs more
     /// than the rest of a dumped record.
+    ///
+    /// A date a calendar cannot print (NaN, infinite, or outside the years
+    /// 1 to 9999, all of which the format stores) is its seconds since the
+    /// format's epoch instead: `nan s since 2001-01-01T00:00:00Z`.
     static func isoDate(_ date: Date) -> String {
+        // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z.
+        guard date.timeIntervalSince1970 >= -62_135_596_800, date.timeIntervalSince1970 < 253_402_300_800 else {
+            return "\(date.timeIntervalSinceReferenceDate) s since 2001-01-01T00:00:00Z"
+        }
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
         var seconds = time_t(Int64((milliseconds / 1000).rounded(.down)))
         let fraction = Int(milliseconds - Double(seconds) * 1000)

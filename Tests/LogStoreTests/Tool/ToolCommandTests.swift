@@ -271,6 +271,50 @@ struct ToolCommandTests {
         }
     }
 
+    @Test("dump, query and stats print NaN, infinite and out-of-range dates and numbers without crashing")
+    func unusualValues() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/unusual.logstore"
+            let model = try Model {
+                Entity("Sample") {
+                    Attribute("when", .date)
+                    Attribute("x", .double)
+                }
+            }
+            do {
+                let store = try Store(path: path, model: model)
+                defer { store.close() }
+                let context = store.newContext()
+                for seconds in [Double.nan, .infinity, -.infinity, 1e300, -1e300, 0] {
+                    let sample = try context.insert("Sample")
+                    sample["when"] = Date(timeIntervalSinceReferenceDate: seconds)
+                    sample["x"] = seconds
+                }
+                try context.save()
+            }
+            for arguments in [["dump", path], ["dump", path, "--format", "csv"], ["dump", path, "--format", "table"],
+                              ["query", path, "Sample", "x != 1"], ["stats", path], ["stats", path, "--json"]] {
+                let run = try Executables.run("logstore-tool", arguments)
+                #expect(run.status == 0, "\(arguments): \(run.errorOutput)")
+            }
+            let dump = try tool("dump", path).output
+            #expect(dump.contains("2001-01-01T00:00:00.000Z"))
+            #expect(dump.contains("nan s since 2001-01-01T00:00:00Z") && dump.contains("-inf s since") && dump.contains("1e+300 s since"), "\(dump)")
+        }
+    }
+
+    @Test("demo works for every item count from 1 up")
+    func demoSmallCounts() throws {
+        try withTemporaryDirectory { directory in
+            for items in [1, 2, 3, 7] {
+                let path = directory + "/demo-\(items).logstore"
+                let run = try tool("demo", path, "--items", "\(items)")
+                #expect(run.status == 0, "--items \(items): \(run.errorOutput)")
+                #expect(try tool("verify", path).status == 0)
+            }
+        }
+    }
+
     @Test("stats reports integer, decimal and NaN extremes exactly (Int64.max does not pass through Double)")
     func exactExtremes() throws {
         try withTemporaryDirectory { directory in
