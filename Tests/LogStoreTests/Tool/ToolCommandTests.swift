@@ -271,27 +271,30 @@ struct ToolCommandTests {
         }
     }
 
+    /// A store at `path` of Sample objects with `attributes`, one per row,
+    /// each row's values set by name, saved once.
+    private static func samples(at path: String, _ attributes: [(String, AttributeType)], _ rows: [[String: Any]]) throws {
+        let model = try Model {
+            Entity("Sample") {
+                for (name, type) in attributes { Attribute(name, type) }
+            }
+        }
+        let store = try Store(path: path, model: model)
+        defer { store.close() }
+        let context = store.newContext()
+        for row in rows {
+            let sample = try context.insert("Sample")
+            for (key, value) in row { sample[key] = value }
+        }
+        try context.save()
+    }
+
     @Test("dump, query and stats print NaN, infinite and out-of-range dates and numbers without crashing")
     func unusualValues() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/unusual.logstore"
-            let model = try Model {
-                Entity("Sample") {
-                    Attribute("when", .date)
-                    Attribute("x", .double)
-                }
-            }
-            do {
-                let store = try Store(path: path, model: model)
-                defer { store.close() }
-                let context = store.newContext()
-                for seconds in [Double.nan, .infinity, -.infinity, 1e300, -1e300, 0] {
-                    let sample = try context.insert("Sample")
-                    sample["when"] = Date(timeIntervalSinceReferenceDate: seconds)
-                    sample["x"] = seconds
-                }
-                try context.save()
-            }
+            let seconds: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, 0]
+            try Self.samples(at: path, [("when", .date), ("x", .double)], seconds.map { ["when": Date(timeIntervalSinceReferenceDate: $0), "x": $0] })
             for arguments in [["dump", path], ["dump", path, "--format", "csv"], ["dump", path, "--format", "table"],
                               ["query", path, "Sample", "x != 1"], ["stats", path], ["stats", path, "--json"]] {
                 let run = try Executables.run("logstore-tool", arguments)
@@ -319,25 +322,8 @@ struct ToolCommandTests {
     func exactExtremes() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/extremes.logstore"
-            let model = try Model {
-                Entity("Sample") {
-                    Attribute("n", .int64)
-                    Attribute("x", .double)
-                    Attribute("price", .decimal)
-                }
-            }
-            do {
-                let store = try Store(path: path, model: model)
-                defer { store.close() }
-                let context = store.newContext()
-                for (n, x, price) in [(Int64.max, Double.nan, "0.1"), (Int64.max - 1, 2.5, "100.000000000000000000000001"), (Int64.min, -1, "-3")] {
-                    let sample = try context.insert("Sample")
-                    sample["n"] = n
-                    sample["x"] = x
-                    sample["price"] = Decimal(string: price)!
-                }
-                try context.save()
-            }
+            let rows: [(Int64, Double, String)] = [(.max, .nan, "0.1"), (.max - 1, 2.5, "100.000000000000000000000001"), (.min, -1, "-3")]
+            try Self.samples(at: path, [("n", .int64), ("x", .double), ("price", .decimal)], rows.map { ["n": $0.0, "x": $0.1, "price": Decimal(string: $0.2)!] })
             let run = try tool("stats", path, "--json")
             #expect(run.status == 0, "\(run.errorOutput)")
             let stats = try #require(try json(run) as? [[String: Any]])
