@@ -110,19 +110,14 @@ import Darwin
 enum ContextRaceModel {
     // MARK: - Settings and randomness
 
-    /// A seeded generator (SplitMix64): the same seed gives the same sequence.
+    /// A seeded generator (SplitMix64, as every seeded test uses): the
+    /// same seed gives the same sequence.
     struct Generator: RandomNumberGenerator {
-        private var state: UInt64
+        private var base: JournalFixtures.SeededGenerator
 
-        init(seed: UInt64) { state = seed }
+        init(seed: UInt64) { base = JournalFixtures.SeededGenerator(seed: seed) }
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        mutating func next() -> UInt64 { base.next() }
 
         mutating func int(_ upperBound: Int) -> Int { Int(next(upperBound: UInt64(upperBound))) }
         mutating func chance(_ probability: Double) -> Bool { Double(next() >> 11) / Double(1 << 53) < probability }

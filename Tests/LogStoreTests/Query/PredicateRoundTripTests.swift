@@ -10,26 +10,14 @@ import Testing
 /// LogStore's, not Foundation's.
 typealias PredicateExpression = LogStore.PredicateExpression
 
-/// SplitMix64: a small seeded generator, the same sequence on every platform.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random predicate trees of the shapes the parser produces: ANDs and ORs
 /// of two or more parts, none directly inside one of its own kind; arrays
 /// as lists of constants; no custom values (they have no syntax).
 struct PredicateTreeGenerator {
-    var random: SeededGenerator
+    var random: JournalFixtures.SeededGenerator
 
-    init(seed: UInt64) { random = SeededGenerator(state: seed) }
+    init(seed: UInt64) { random = JournalFixtures.SeededGenerator(seed: seed) }
 
     mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
 

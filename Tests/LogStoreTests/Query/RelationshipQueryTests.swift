@@ -222,19 +222,25 @@ struct RelationshipQueryTests {
     func forms() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/tasks.logstore"
-            var store = try Self.open(path)
+            let store = try Self.open(path)
             let fixture = try Self.populate(store)
             try Self.checkAll(fixture, in: store.newContext())
-            store.close()
-            store = try Self.open(path)
-            try Self.checkAll(fixture, in: store.newContext())
-            _ = try store.compact()
-            try Self.checkAll(fixture, in: store.newContext())
-            store.close()
-            store = try Self.open(path)
-            defer { store.close() }
-            try Self.checkAll(fixture, in: store.newContext())
+            try Self.afterReopeningAndCompacting(store, at: path) { try Self.checkAll(fixture, in: $0) }
         }
+    }
+
+    /// Closes `store`, then runs `check` on a fresh context of the store at
+    /// `path` reopened, compacted, and reopened again.
+    static func afterReopeningAndCompacting(_ store: Store, at path: String, _ check: (ObjectContext) throws -> Void) throws {
+        store.close()
+        var store = try open(path)
+        try check(store.newContext())
+        _ = try store.compact()
+        try check(store.newContext())
+        store.close()
+        store = try open(path)
+        defer { store.close() }
+        try check(store.newContext())
     }
 
     @Test("A relationship lookup reads only the related records")
@@ -296,7 +302,7 @@ struct RelationshipQueryTests {
     func pendingChanges() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/tasks.logstore"
-            var store = try Self.open(path)
+            let store = try Self.open(path)
             var fixture = try Self.populate(store)
             let context = store.newContext()
             let p1 = try context.object(with: fixture.projects[1])
@@ -356,17 +362,10 @@ struct RelationshipQueryTests {
             #expect(try fresh.fetch(open).map(\.objectID) == after.map(\.objectID))
             try Self.checkAll(fixture, in: fresh)
             try Self.check(Case("Task", try ObjectPredicate("project == %@", project.objectID), Self.lookup("project")), in: fresh)
-            store.close()
-            store = try Self.open(path)
-            try Self.checkAll(fixture, in: store.newContext())
-            #expect(try store.newContext().fetchIDs(open) == after.map(\.objectID))
-            _ = try store.compact()
-            try Self.checkAll(fixture, in: store.newContext())
-            store.close()
-            store = try Self.open(path)
-            defer { store.close() }
-            try Self.checkAll(fixture, in: store.newContext())
-            #expect(try store.newContext().fetchIDs(open) == after.map(\.objectID))
+            try Self.afterReopeningAndCompacting(store, at: path) { context in
+                try Self.checkAll(fixture, in: context)
+                #expect(try context.fetchIDs(open) == after.map(\.objectID))
+            }
         }
     }
 }
