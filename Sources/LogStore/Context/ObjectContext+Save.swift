@@ -198,7 +198,11 @@ extension ObjectContext {
     private func storedLink(of object: ManagedObject, index: Int) -> StoredValue {
         let relationship = object.entity.relationships[index]
         guard relationship.isStored else { return .null }
-        let targets = link(of: object, slot: object.entity.attributes.count + index).targets.map { RecordID(entity: Symbol(rawValue: 0), key: $0.key) }
+        let slot = object.entity.attributes.count + index
+        // A reference names its destination entity (FORMAT.md §12.2): the
+        // snapshot stores these bytes as they are.
+        let destination = store.entitySymbols[object.entity.index].destinations[slot]!
+        let targets = link(of: object, slot: slot).targets.map { RecordID(entity: destination, key: $0.key) }
         if relationship.isToMany { return .references(targets.sorted()) }
         return targets.first.map(StoredValue.reference) ?? .null
     }

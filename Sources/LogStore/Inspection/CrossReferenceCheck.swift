@@ -1,6 +1,14 @@
 // What verify checks beyond frames and blocks: that the records, the
 // relationship pointers and the secondary indexes kept beside them agree.
 
+extension Store {
+    /// What `logstore-tool verify` reports beyond frames: dangling or
+    /// misnamed references, pointers and indexes that disagree with the records.
+    var crossReferenceProblems: [String] {
+        state.withLock { $0.crossReferenceProblems(entityName: journal.name(of:)) }
+    }
+}
+
 extension CommittedState {
     /// Each disagreement between the records and what is derived from them:
     /// a stored relationship pointing at a record that does not exist, a
@@ -8,12 +16,17 @@ extension CommittedState {
     /// (or one missing). A snapshot carries the pointers and indexes
     /// (FORMAT.md §11.3), so a damaged or forged index shows here.
     ///
+    /// A reference also names its target's entity (FORMAT.md §12.2), which
+    /// must be the relationship's destination: `entityName` resolves the
+    /// symbol a reference carries.
+    ///
     /// Decodes every record: it costs about as much as a full scan.
-    func crossReferenceProblems() -> [String] {
+    func crossReferenceProblems(entityName: (Symbol) -> String?) -> [String] {
         var problems: [String] = []
         var rebuilt = CommittedState(model: model)
         for entity in model.entities {
             let table = tables[entity.index]
+            var misnamed: [String: (count: Int, name: String, first: UInt64)] = [:]
             // The rebuilt state needs only what indexes and pointers are made
             // of; copying every value (blobs included) would double the cost.
             let indexed = Set(indexes[entity.index].map(\.slot))
@@ -34,7 +47,14 @@ extension CommittedState {
                     for target in Self.targets(record.values[slot]) where self.record(relationship.destination, target) == nil {
                         problems.append("\(entity.name)/p\(key).\(relationship.name) points to \(relationship.destination)/p\(target), which does not exist (its inverse \(relationship.destination).\(relationship.definition.inverse) cannot hold it)")
                     }
+                    for id in Self.recordIDs(record.values[slot]) where entityName(id.entity) != relationship.destination {
+                        misnamed[relationship.name, default: (0, entityName(id.entity) ?? "undeclared name \(id.entity.rawValue)", key)].count += 1
+                    }
                 }
+            }
+            for (relationship, found) in misnamed.sorted(by: { $0.key < $1.key }) {
+                let destination = entity.relationships.first { $0.name == relationship }?.destination ?? "?"
+                problems.append("\(found.count) reference(s) of \(entity.name).\(relationship) name the entity \(found.name) instead of the destination \(destination), the first in \(entity.name)/p\(found.first); a reader that trusts the entity field would follow them to the wrong records")
             }
         }
         rebuilt.settleIndexes()
@@ -61,6 +81,14 @@ extension CommittedState {
         var values: [SortedValue]
         var counts: [Int]
         var keys: [UInt64]
+    }
+
+    private static func recordIDs(_ value: StoredValue) -> [RecordID] {
+        switch value {
+        case .reference(let id): [id]
+        case .references(let ids): ids
+        default: []
+        }
     }
 
     private static func entries(_ index: SecondaryIndex) -> Entries {

@@ -220,7 +220,7 @@ public enum StoreInspector {
             return
         }
         defer { store.close() }
-        for problem in store.state.withLock({ $0.crossReferenceProblems() }) {
+        for problem in store.crossReferenceProblems {
             report.problems.append(VerificationProblem(offset: offset, frameNumber: 0, message: problem))
         }
     }

@@ -23,8 +23,8 @@ struct EntitySymbols: Sendable {
 }
 
 /// A save's slot changes as the changes of one transaction payload
-/// (FORMAT.md §5.1): stored slots only, relationship targets with their
-/// destination's symbol. Encoding from the slot changes directly, rather
+/// (FORMAT.md §5.1): stored slots only. References already name their
+/// destination's symbol (the context writes them so). Encoding from the slot changes directly, rather
 /// than building a ``RecordChange`` with an array of fields per record
 /// first, took a fifth off the cost of a bulk save.
 struct SavePayload: PayloadChanges {
@@ -55,14 +55,6 @@ struct SavePayload: PayloadChanges {
 
     private func encode(_ slot: Int, _ value: StoredValue, of entity: EntitySymbols, into writer: inout ByteWriter) {
         guard let attribute = entity.slots[slot] else { return }
-        guard let target = entity.destinations[slot] else {
-            return TransactionPayload.encodeField(attribute, value, into: &writer)
-        }
-        let retargeted: StoredValue = switch value {
-        case .reference(let reference): .reference(RecordID(entity: target, key: reference.key))
-        case .references(let references): .references(references.map { RecordID(entity: target, key: $0.key) })
-        default: value
-        }
-        TransactionPayload.encodeField(attribute, retargeted, into: &writer)
+        TransactionPayload.encodeField(attribute, value, into: &writer)
     }
 }

@@ -118,7 +118,8 @@ public final class Store: Sendable {
     /// Each entity's symbols, interned once at open: saves look them up by
     /// slot instead of hashing names.
     /// Per entity, in the model's order, its names as journal symbols.
-    private let entitySymbols: [EntitySymbols]
+    /// The journal's symbols of each entity's names, by entity index.
+    let entitySymbols: [EntitySymbols]
     private let cachedStoreID: UUID
     private let mainContextBox = MainContextBox()
     /// Records written or linked to by saves that wait for their flush

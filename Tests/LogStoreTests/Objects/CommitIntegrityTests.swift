@@ -63,10 +63,6 @@ extension Store {
         try other.delete(try other.existingObject(with: id))
         try other.save()
     }
-
-    /// What `logstore-tool verify` reports beyond frames: dangling
-    /// references, pointers and indexes that disagree with the records.
-    var crossReferenceProblems: [String] { state.withLock { $0.crossReferenceProblems() } }
 }
 
 @Suite("Commit integrity")

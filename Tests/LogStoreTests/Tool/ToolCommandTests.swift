@@ -203,6 +203,26 @@ struct ToolCommandTests {
         }
     }
 
+    @Test("verify checks that every reference names its relationship's destination, also after the store compacted itself")
+    func referenceEntities() throws {
+        try withTemporaryDirectory { directory in
+            // The demo's store was compacted by the object layer, and its
+            // items' assetType references come from both the snapshot and the journal.
+            let path = try demoStore(in: directory)
+            let clean = try tool("verify", path)
+            #expect(clean.status == 0, "\(clean.output)")
+            // A reference whose entity field names the source entity: what
+            // a buggy writer could leave.
+            let journal = try Journal(path: path)
+            let item = journal.symbol(for: "Item"), assetType = journal.symbol(for: "assetType")
+            try journal.append([.update(RecordID(entity: item, key: 1), [Field(assetType, .reference(RecordID(entity: item, key: 1)))])])
+            journal.close()
+            let run = try tool("verify", path)
+            #expect(run.status == 1)
+            #expect(run.output.contains("1 reference(s) of Item.assetType name the entity Item instead of the destination AssetType"), "\(run.output)")
+        }
+    }
+
     @Test("recover writes a store that verify accepts, with every transaction before the damage, and lists what was lost")
     func recover() throws {
         try withTemporaryDirectory { directory in
