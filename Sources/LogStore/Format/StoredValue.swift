@@ -75,6 +75,28 @@ extension StoredValue {
     }
 }
 
+extension StoredValue {
+    /// The name of the value's type, as FORMAT.md §5.2's table calls it.
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int16: "int16"
+        case .int32: "int32"
+        case .int64: "int64"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        case .date: "date"
+        case .data: "data"
+        case .uuid: "uuid"
+        case .decimal: "decimal"
+        case .reference: "reference"
+        case .references: "references"
+        }
+    }
+}
+
 /// One attribute's value in an insert or update.
 public struct Field: Hashable, Sendable {
     /// The attribute.

@@ -27,6 +27,7 @@ extension CommittedState {
         for entity in model.entities {
             let table = tables[entity.index]
             var misnamed: [String: (count: Int, name: String, first: UInt64)] = [:]
+            var mistyped: [String: (count: Int, type: String, first: UInt64)] = [:]
             // The rebuilt state needs only what indexes and pointers are made
             // of; copying every value (blobs included) would double the cost.
             let indexed = Set(indexes[entity.index].map(\.slot))
@@ -37,6 +38,9 @@ extension CommittedState {
                 guard let record = table.record(key) else {
                     problems.append("\(entity.name)/p\(key) is listed but its values cannot be read")
                     return
+                }
+                for (slot, attribute) in entity.attributes.enumerated() where slot < record.values.count && !attribute.type.stores(record.values[slot]) {
+                    mistyped[attribute.name, default: (0, record.values[slot].typeName, key)].count += 1
                 }
                 var values = record.values
                 for slot in values.indices where slot >= needed.count || !needed[slot] { values[slot] = .null }
@@ -51,6 +55,10 @@ extension CommittedState {
                         misnamed[relationship.name, default: (0, entityName(id.entity) ?? "undeclared name \(id.entity.rawValue)", key)].count += 1
                     }
                 }
+            }
+            for (attribute, found) in mistyped.sorted(by: { $0.key < $1.key }) {
+                let type = entity.attributes.first { $0.name == attribute }.map { "\($0.type)" } ?? "?"
+                problems.append("\(found.count) value(s) of \(entity.name).\(attribute) are of type \(found.type), not \(type), the first in \(entity.name)/p\(found.first); the object layer reads them as nil")
             }
             for (relationship, found) in misnamed.sorted(by: { $0.key < $1.key }) {
                 let destination = entity.relationships.first { $0.name == relationship }?.destination ?? "?"

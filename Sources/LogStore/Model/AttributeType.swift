@@ -73,7 +73,11 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     /// `stored` as the Swift value an app reads, except that a
     /// transformable value stays the bytes its transformer made (its type
     /// need not be `Sendable`).
+    ///
+    /// A value of another type than this one stores (``stores(_:)``) reads
+    /// as nil: the file is damaged there, and `logstore-tool verify` says so.
     func sendableValue(_ stored: StoredValue) -> (any Sendable)? {
+        guard stores(stored) else { return nil }
         switch (self, stored) {
         case (_, .null), (_, .reference), (_, .references): return nil
         case (.url, .string(let text)): return URL(string: text)
@@ -89,6 +93,21 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
         case (_, .date(let value)): return value
         case (_, .data(let value)): return value
         case (_, .uuid(let value)): return value
+        }
+    }
+
+    /// Whether `stored` is a value this type writes (FORMAT.md §12.3): null,
+    /// or the one type code that ``stored(_:)`` produces for it (a string
+    /// for a URL, and for a Decimal also the text files of format versions
+    /// 1 and 2 hold; data for a transformable value).
+    func stores(_ stored: StoredValue) -> Bool {
+        switch (self, stored) {
+        case (_, .null): true
+        case (.string, .string), (.url, .string), (.decimal, .string): true
+        case (.bool, .bool), (.int16, .int16), (.int32, .int32), (.int64, .int64): true
+        case (.double, .double), (.float, .float), (.date, .date), (.uuid, .uuid): true
+        case (.data, .data), (.transformable, .data), (.decimal, .decimal): true
+        default: false
         }
     }
 

@@ -223,6 +223,28 @@ struct ToolCommandTests {
         }
     }
 
+    @Test("verify checks every value's type against its attribute's; the object layer reads a value of another type as nil")
+    func valueTypes() throws {
+        try withTemporaryDirectory { directory in
+            let path = try demoStore(in: directory)
+            let journal = try Journal(path: path)
+            let item = journal.symbol(for: "Item"), name = journal.symbol(for: "itemName"), value = journal.symbol(for: "valueInDollars")
+            try journal.append([.update(RecordID(entity: item, key: 2), [Field(name, .int64(7)), Field(value, .string("seven"))])])
+            journal.close()
+            let run = try tool("verify", path)
+            #expect(run.status == 1)
+            #expect(run.output.contains("1 value(s) of Item.itemName are of type int64, not String, the first in Item/p2"), "\(run.output)")
+            #expect(run.output.contains("1 value(s) of Item.valueInDollars are of type string, not Int32, the first in Item/p2"), "\(run.output)")
+
+            let store = try Store(recordedModelAt: path, options: JournalOptions(access: .readOnly, createIfMissing: false, compaction: .manual))
+            defer { store.close() }
+            let context = store.newContext()
+            let unnamed = try context.fetch(FetchRequest(entityName: "Item")).filter { $0["itemName"] == nil }
+            #expect(unnamed.count == 1)
+            #expect(unnamed.first?["valueInDollars"] == nil)
+        }
+    }
+
     @Test("recover writes a store that verify accepts, with every transaction before the damage, and lists what was lost")
     func recover() throws {
         try withTemporaryDirectory { directory in
