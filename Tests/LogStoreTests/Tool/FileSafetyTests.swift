@@ -1,7 +1,12 @@
 // Who can read a store file, and where LogStore writes: files are created
-// owner-only unless the app asks otherwise, and neither a compaction nor the
-// tool writes through a symbolic link without saying so.
+// owner-only unless the app asks otherwise, a compaction's new file keeps the
+// old one's mode, owner, group and extended attributes, and neither a
+// compaction nor the tool writes through a symbolic link without saying so.
 
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLogStoreSupport
 import Foundation
 import Testing
 import LogStore
@@ -46,6 +51,65 @@ struct FileSafetyTests {
 
             try Self.makeStore(directory + "/shared.logstore", options: JournalOptions(filePermissions: 0o640))
             #expect(try Self.permissions(directory + "/shared.logstore") == 0o640)
+        }
+    }
+
+    /// Who may use a file: what a compaction must carry over to its new file.
+    struct Identity: Equatable {
+        var mode: mode_t
+        var owner: uid_t
+        var group: gid_t
+        var attribute: [UInt8]?
+
+        static let attributeName = "user.logstore.test"
+
+        init(of path: String) throws {
+            var info = stat()
+            try #require(stat(path, &info) == 0, "stat \(path): errno \(errno)")
+            mode = info.st_mode & 0o7777
+            owner = info.st_uid
+            group = info.st_gid
+            var value = [UInt8](repeating: 0, count: 64)
+            let count = getxattr(path, Self.attributeName, &value, value.count)
+            attribute = count < 0 ? nil : Array(value.prefix(count))
+        }
+
+        /// Gives `path` mode 0640, the test attribute, and (as root, who
+        /// may) an owner and group other than the process's.
+        static func makeUnusual(_ path: String) throws -> Identity {
+            try #require(chmod(path, 0o640) == 0)
+            let value = Array("kept".utf8)
+            try #require(setxattr(path, attributeName, value, value.count, 0) == 0, "setxattr: errno \(errno)")
+            if geteuid() == 0 { try #require(chown(path, 4321, 8765) == 0) }
+            return try Identity(of: path)
+        }
+    }
+
+    @Test("A compaction keeps the store file's mode, owner, group and extended attributes")
+    func compactionKeepsIdentity() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/shared.logstore"
+            try Self.makeStore(path)
+            let before = try Identity.makeUnusual(path)
+            let store = try Store(path: path, model: Self.model)
+            try store.compact()
+            store.close()
+            #expect(try StoreInspector.info(path: path).snapshot != nil)
+            #expect(try Identity(of: path) == before)
+            #expect(try Self.notes(path) == 20)
+        }
+    }
+
+    @Test("logstore-tool compact keeps the store file's mode, owner, group and extended attributes")
+    func toolCompactKeepsIdentity() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/shared.logstore"
+            try Self.makeStore(path)
+            let before = try Identity.makeUnusual(path)
+            let run = try Executables.run("logstore-tool", ["compact", path])
+            #expect(run.status == 0, "\(run.errorOutput)")
+            #expect(try StoreInspector.info(path: path).snapshot != nil)
+            #expect(try Identity(of: path) == before)
         }
     }
 
