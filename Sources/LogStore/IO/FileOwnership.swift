@@ -91,7 +91,7 @@ extension SystemFileSystem {
     /// the process's privileges refuse, or the attribute is gone.
     private static func readGrowing(_ name: String, path: String, _ call: (UnsafeMutablePointer<CChar>?, Int) -> Int) throws(LogStoreError) -> [UInt8]? {
         #if canImport(Darwin)
-        let absent = [ENOTSUP, EPERM, EACCES, ENOATTR]
+        let absent = [ENOTSUP, EOPNOTSUPP, EPERM, EACCES, ENOATTR]
         #else
         let absent = [ENOTSUP, EOPNOTSUPP, EPERM, EACCES, ENODATA]
         #endif

@@ -85,31 +85,63 @@ struct FileSafetyTests {
         }
     }
 
-    @Test("A compaction keeps the store file's mode, owner, group and extended attributes")
-    func compactionKeepsIdentity() throws {
+    /// Who compacts a store: the library in this process, or the tool.
+    enum Compactor: String, CaseIterable, CustomTestStringConvertible {
+        case store, tool
+
+        var testDescription: String { rawValue == "store" ? "Store.compact()" : "logstore-tool compact" }
+
+        func compact(_ path: String) throws {
+            switch self {
+            case .store:
+                let store = try Store(path: path, model: FileSafetyTests.model)
+                defer { store.close() }
+                try store.compact()
+            case .tool:
+                let run = try Executables.run("logstore-tool", ["compact", path])
+                #expect(run.status == 0, "\(run.errorOutput)")
+            }
+        }
+    }
+
+    @Test("A compaction keeps the store file's mode, owner, group and extended attributes", arguments: Compactor.allCases)
+    func compactionKeepsIdentity(compactor: Compactor) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/shared.logstore"
             try Self.makeStore(path)
             let before = try Identity.makeUnusual(path)
-            let store = try Store(path: path, model: Self.model)
-            try store.compact()
-            store.close()
+            try compactor.compact(path)
             #expect(try StoreInspector.info(path: path).snapshot != nil)
             #expect(try Identity(of: path) == before)
             #expect(try Self.notes(path) == 20)
         }
     }
 
-    @Test("logstore-tool compact keeps the store file's mode, owner, group and extended attributes")
-    func toolCompactKeepsIdentity() throws {
+    /// Whether this process can run a command as another user: it is root,
+    /// and util-linux's setpriv is there to change user.
+    static let canRunAsAnotherUser = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+
+    @Test("logstore-tool compact run by a member of the store's group keeps the group and mode; the owner becomes that user",
+          .enabled(if: canRunAsAnotherUser, "needs root and setpriv to run the tool as another user"))
+    func compactByAnotherUser() throws {
         try withTemporaryDirectory { directory in
+            // The user compacting (4321) writes the store and its directory
+            // through their shared group (8765) only.
+            try #require(chmod(directory, 0o777) == 0)
             let path = directory + "/shared.logstore"
             try Self.makeStore(path)
-            let before = try Identity.makeUnusual(path)
-            let run = try Executables.run("logstore-tool", ["compact", path])
+            try #require(chown(path, 1234, 8765) == 0 && chmod(path, 0o660) == 0)
+            let value = Array("kept".utf8)
+            try #require(setxattr(path, Identity.attributeName, value, value.count, 0) == 0)
+            let tool = try Executables.url(of: "logstore-tool").path
+            let run = try Executables.run("/usr/bin/setpriv", ["--reuid=4321", "--regid=8765", "--clear-groups", tool, "compact", path], absolute: true)
             #expect(run.status == 0, "\(run.errorOutput)")
             #expect(try StoreInspector.info(path: path).snapshot != nil)
-            #expect(try Identity(of: path) == before)
+            let after = try Identity(of: path)
+            #expect(after.owner == 4321)
+            #expect(after.group == 8765)
+            #expect(after.mode == 0o660)
+            #expect(after.attribute == value)
         }
     }
 
