@@ -16,18 +16,30 @@ extension SystemFileSystem {
         guard let source = original as? SystemFile, let target = file as? SystemFile else {
             throw LogStoreError(.io, "\(file.path) cannot take the ownership of \(original.path): one of them is not a file of the system's file system", path: file.path)
         }
-        var info = stat()
-        guard fstat(source.descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: source.path) }
+        let wanted = try Self.status(of: source), made = try Self.status(of: target)
+        // Only what differs changes: a file system without owners or modes
+        // (FAT, some network mounts) may refuse even a change to the same.
         // Owner and group first: a change of either may clear the set-ID
         // bits, which the mode then puts back.
-        try Self.changeOwner(of: target, to: info.st_uid, group: info.st_gid)
-        guard fchmod(target.descriptor, info.st_mode & 0o7777) == 0 else { throw SystemFile.error(errno, "fchmod", path: target.path) }
+        if (wanted.st_uid, wanted.st_gid) != (made.st_uid, made.st_gid) {
+            try Self.changeOwner(of: target, to: wanted.st_uid, group: wanted.st_gid)
+        }
+        if wanted.st_mode & 0o7777 != made.st_mode & 0o7777 {
+            guard fchmod(target.descriptor, wanted.st_mode & 0o7777) == 0 else { throw SystemFile.error(errno, "fchmod", path: target.path) }
+        }
         try Self.copyExtendedAttributes(from: source, to: target)
         // fdatasync, which saves use, may leave an inode's mode and owner
         // unwritten: these must not be lost before the rename is.
         guard Platform.synchronize(target.descriptor, metadata: true) == 0 else {
             throw SystemFile.error(errno, Platform.synchronizeCallName(metadata: true), path: target.path)
         }
+    }
+
+    /// What `fstat` says of `file`.
+    private static func status(of file: SystemFile) throws(LogStoreError) -> stat {
+        var info = stat()
+        guard fstat(file.descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: file.path) }
+        return info
     }
 
     /// Gives `file` this owner and group, or as much of them as this process
