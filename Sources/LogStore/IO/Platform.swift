@@ -51,14 +51,20 @@ enum Platform {
         pid > 0 && kill(pid, 0) != 0 && errno == ESRCH
     }
 
+    /// `open(2)` with `O_CLOEXEC` (a child process must not inherit a
+    /// store's descriptor, and with it the writer's lock), retried when a
+    /// signal interrupts it.
     static func openDescriptor(_ path: String, _ flags: Int32, _ permissions: mode_t) -> Int32 {
         retryingOnInterrupt { systemOpen(path, flags | O_CLOEXEC, permissions) }
     }
 
+    /// `close(2)`; its error is of no use once the descriptor is given up.
     static func closeDescriptor(_ descriptor: Int32) { _ = systemClose(descriptor) }
 
+    /// `rename(2)`: 0, or -1 with `errno` set.
     static func rename(_ source: String, _ destination: String) -> Int32 { systemRename(source, destination) }
 
+    /// `link(2)`: 0, or -1 with `errno` set.
     static func link(_ source: String, _ destination: String) -> Int32 { systemLink(source, destination) }
 }
 
@@ -68,6 +74,7 @@ private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 private func systemLink(_ source: String, _ destination: String) -> Int32 { link(source, destination) }
 
+/// Calls `call` again while it fails with `EINTR`.
 @inline(__always)
 func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
     while true {
