@@ -307,27 +307,35 @@ public final class Journal: Sendable {
     /// cannot bring it back as a second name of the store.
     /// Tests call it with a fixed UUID and time to make byte-exact files.
     static func create(path: String, permissions: mode_t, header: FileHeader, on fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
-        let temporary = TemporaryFile.creating.path(beside: path)
-        // Left by an earlier process that had this ID (the open below
-        // would fail on it); this process frees the name before returning.
-        fileSystem.remove(temporary)
-        let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
-        do throws(LogStoreError) {
-            try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
-            try file.synchronize()
-            // false: another opener created it first; open theirs. Either way
-            // the name is made durable before the file is used: the other
-            // creator may not have fsynced the directory yet.
-            _ = try fileSystem.link(temporary, to: path)
-        } catch {
+        // The temporary name is this process's: two threads creating the
+        // same store at once would remove and link each other's file.
+        try creations.withLock { () throws(LogStoreError) in
+            let temporary = TemporaryFile.creating.path(beside: path)
+            // Left by an earlier process that had this ID (the open below
+            // would fail on it); this process frees the name before returning.
+            fileSystem.remove(temporary)
+            let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
+            do throws(LogStoreError) {
+                try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+                try file.synchronize()
+                // false: another opener created it first; open theirs. Either way
+                // the name is made durable before the file is used: the other
+                // creator may not have fsynced the directory yet.
+                _ = try fileSystem.link(temporary, to: path)
+            } catch {
+                file.close()
+                fileSystem.remove(temporary)
+                throw error
+            }
             file.close()
             fileSystem.remove(temporary)
-            throw error
+            try fileSystem.synchronizeDirectory(of: path)
         }
-        file.close()
-        fileSystem.remove(temporary)
-        try fileSystem.synchronizeDirectory(of: path)
     }
+
+    /// Held by ``create(path:permissions:header:on:)``: one creation at a
+    /// time in this process.
+    private static let creations = Monitor()
 
     /// Copies the bytes from `offset` on to `PATH.damaged-OFFSET` (or
     /// `PATH.damaged-OFFSET-N` when an earlier salvage left that name) before

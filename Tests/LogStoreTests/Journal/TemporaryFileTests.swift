@@ -68,3 +68,29 @@ struct TemporaryFileTests {
         }
     }
 }
+
+extension TemporaryFileTests {
+    @Test("Threads of one process creating the same store at once: one opens it, the others find it locked, none finds a file without a header")
+    func concurrentCreationInOneProcess() throws {
+        try withTemporaryDirectory { directory in
+            for round in 0..<40 {
+                let path = directory + "/store-\(round).logstore"
+                let outcomes = Protected<[String]>([])
+                DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                    let outcome: String
+                    do throws(LogStoreError) {
+                        let journal = try Journal(path: path)
+                        journal.close()
+                        outcome = "opened"
+                    } catch {
+                        outcome = error.kind == .storeLocked ? "opened" : "\(error.kind): \(error.message)"
+                    }
+                    outcomes.withLock { $0.append(outcome) }
+                }
+                let failures = outcomes.withLock { $0 }.filter { $0 != "opened" }
+                #expect(failures.isEmpty, "round \(round): \(failures)")
+                if !failures.isEmpty { break }
+            }
+        }
+    }
+}
