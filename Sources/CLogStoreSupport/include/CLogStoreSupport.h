@@ -6,6 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Extended attributes, which a compaction copies to its new file: Swift's
+// Glibc module leaves <sys/xattr.h> out, so it reaches Swift through here.
+#if __has_include(<sys/xattr.h>)
+#include <sys/xattr.h>
+#endif
+
 /// Extends `crc` (the value returned for the bytes before; 0 to start) over
 /// `count` bytes at `bytes`. Uses the CPU's CRC32C instruction when it has one
 /// and a slicing-by-8 table otherwise; both give the same result.

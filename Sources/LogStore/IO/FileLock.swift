@@ -2,6 +2,10 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import Foundation
 
@@ -20,7 +24,7 @@ enum FileLock {
         let holder = (try? file.identity()).flatMap(holderProcess(of:))
         let who: String
         switch holder {
-        case getpid(): who = "this process (it is already open for writing here)"
+        case Platform.processID: who = "this process (it is already open for writing here)"
         case let pid?: who = "process \(pid)"
         case nil: who = "another process"
         }
@@ -28,8 +32,10 @@ enum FileLock {
     }
 
     /// The process holding a `flock` on the file, read from /proc/locks
-    /// where the system has it (Linux), else nil.
+    /// where the system has it (Linux), else nil: Apple's systems have no
+    /// way to ask who holds a `flock`, so the message says "another process".
     static func holderProcess(of identity: FileIdentity) -> Int32? {
+        #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF": pid, then major:minor:inode.
         // glibc's gnu_dev_major / gnu_dev_minor.
@@ -45,5 +51,8 @@ enum FileLock {
             return Int32(fields[4])
         }
         return nil
+        #else
+        return nil
+        #endif
     }
 }

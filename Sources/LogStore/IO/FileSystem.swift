@@ -42,6 +42,16 @@ protocol FileSystem: Sendable {
     /// fsyncs the directory holding `path`, so a create, link or rename in
     /// it survives a power cut.
     func synchronizeDirectory(of path: String) throws(LogStoreError)
+    /// Gives `file` the mode, owner, group and extended attributes (ACLs,
+    /// security labels, an app's own) of `original`, durably, so the file
+    /// a compaction renames over a store is open to whoever the store was.
+    ///
+    /// As far as this process may: only a privileged process (root) gives
+    /// a file away, so run by another user `file` stays that user's, with
+    /// the old group if the user belongs to it and the old mode; whoever
+    /// reached the store through its group or its mode still does. An
+    /// attribute the process may not read or set is left out.
+    func copyOwnership(from original: any FileIO, to file: any FileIO) throws(LogStoreError)
     /// The names in `directory`, or none when it cannot be read.
     func names(inDirectory directory: String) -> [String]
     /// The file `path` names when it is a symbolic link, else `path`: a
@@ -53,16 +63,6 @@ protocol FileSystem: Sendable {
 extension FileSystem {
     func open(_ path: String, _ mode: FileOpenMode) throws(LogStoreError) -> any FileIO {
         try open(path, mode, reportingAs: nil)
-    }
-
-    /// The files beside `path` named `PATH.<marker>-<suffix>` (temporary
-    /// files of a creation or a compaction), as their paths and suffixes.
-    func temporaries(of path: String, marker: String) -> [(path: String, suffix: Substring)] {
-        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".\(marker)-"
-        let directory = SystemFileSystem.parentDirectory(of: path)
-        return names(inDirectory: directory).filter { $0.hasPrefix(prefix) }.map { name in
-            (directory + "/" + name, name.dropFirst(prefix.count))
-        }
     }
 }
 
@@ -80,15 +80,15 @@ struct SystemFileSystem: FileSystem {
     func identity(ofPath path: String) -> FileIdentity? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return FileIdentity(info)
     }
 
     func rename(_ source: String, to destination: String) throws(LogStoreError) {
-        guard Glibc.rename(source, destination) == 0 else { throw SystemFile.error(errno, "rename", path: source) }
+        guard Platform.rename(source, destination) == 0 else { throw SystemFile.error(errno, "rename", path: source) }
     }
 
     func link(_ source: String, to destination: String) throws(LogStoreError) -> Bool {
-        if Glibc.link(source, destination) == 0 { return true }
+        if Platform.link(source, destination) == 0 { return true }
         let code = errno
         if code == EEXIST { return false }
         throw SystemFile.error(code, "link", path: destination)
@@ -98,10 +98,12 @@ struct SystemFileSystem: FileSystem {
 
     func synchronizeDirectory(of path: String) throws(LogStoreError) {
         let directory = Self.parentDirectory(of: path)
-        let fd = retryingOnInterrupt { Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let fd = Platform.openDescriptor(directory, O_RDONLY | O_DIRECTORY, 0)
         guard fd >= 0 else { throw SystemFile.error(errno, "open directory", path: directory) }
-        defer { _ = Glibc.close(fd) }
-        guard fsync(fd) == 0 else { throw SystemFile.error(errno, "fsync directory", path: directory) }
+        defer { Platform.closeDescriptor(fd) }
+        guard Platform.synchronize(fd, metadata: true) == 0 else {
+            throw SystemFile.error(errno, Platform.synchronizeCallName(metadata: true) + " directory", path: directory)
+        }
     }
 
     func resolvingSymbolicLink(_ path: String) -> String {

@@ -3,6 +3,8 @@
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -50,8 +52,12 @@ final class Monitor: @unchecked Sendable {
             condition = .allocate(capacity: 1)
             var attributes = pthread_condattr_t()
             pthread_condattr_init(&attributes)
-            // Deadlines are monotonic: a clock change must not stretch a wait.
+            // Deadlines are monotonic: a clock change must not stretch a
+            // wait. Apple's systems cannot set the clock; `wait(until:)`
+            // waits a relative time there instead.
+            #if !canImport(Darwin)
             pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            #endif
             pthread_cond_init(condition, &attributes)
             pthread_condattr_destroy(&attributes)
         }
@@ -69,8 +75,13 @@ final class Monitor: @unchecked Sendable {
         /// Like ``wait()``, but gives up at `deadline` (a `CLOCK_MONOTONIC`
         /// time); returns false when it did.
         func wait(until deadline: timespec) -> Bool {
+            #if canImport(Darwin)
+            var remaining = deadline.remaining
+            return pthread_cond_timedwait_relative_np(condition, monitor.mutex, &remaining) != ETIMEDOUT
+            #else
             var deadline = deadline
             return pthread_cond_timedwait(condition, monitor.mutex, &deadline) != ETIMEDOUT
+            #endif
         }
 
         func signal() { pthread_cond_signal(condition) }
@@ -85,6 +96,14 @@ extension timespec {
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nanoseconds = Int(now.tv_nsec) + Int(seconds * 1e9)
         return timespec(tv_sec: now.tv_sec + nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+    }
+
+    /// The time from `CLOCK_MONOTONIC` now until this deadline, zero once past.
+    var remaining: timespec {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nanoseconds = max(0, (Int(tv_sec) - Int(now.tv_sec)) * 1_000_000_000 + Int(tv_nsec) - Int(now.tv_nsec))
+        return timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
     }
 }
 

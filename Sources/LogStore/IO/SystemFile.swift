@@ -30,7 +30,7 @@ final class SystemFile: FileIO, @unchecked Sendable {
             flags = O_RDWR | O_CREAT | O_EXCL
             permissions = mode
         }
-        let fd = retryingOnInterrupt { open(path, flags | O_CLOEXEC, permissions) }
+        let fd = Platform.openDescriptor(path, flags, permissions)
         guard fd >= 0 else { throw SystemFile.error(errno, "open", path: name ?? path) }
         descriptor = fd
     }
@@ -64,7 +64,9 @@ final class SystemFile: FileIO, @unchecked Sendable {
         // Not retried on failure: after a failed fsync the kernel may have
         // dropped the dirty pages, so a second fsync can "succeed" without
         // the data being on disk. The caller stops accepting writes instead.
-        guard fdatasync(descriptor) == 0 else { throw SystemFile.error(errno, "fdatasync", path: path) }
+        guard Platform.synchronize(descriptor, metadata: false) == 0 else {
+            throw SystemFile.error(errno, Platform.synchronizeCallName(metadata: false), path: path)
+        }
     }
 
     func size() throws(LogStoreError) -> UInt64 {
@@ -86,19 +88,29 @@ final class SystemFile: FileIO, @unchecked Sendable {
     /// which `LOCK_UN` releases for every copy.
     func close() {
         _ = flock(descriptor, LOCK_UN)
-        _ = Glibc.close(descriptor)
+        Platform.closeDescriptor(descriptor)
     }
 
     func reopenForReading() throws(LogStoreError) -> any FileIO {
-        // /proc/self/fd/N opens the descriptor's own inode, whatever its
-        // path names now; without /proc, the path must still name it.
-        let alias = "/proc/self/fd/\(descriptor)"
-        let reopened = try SystemFile(path: SystemFileSystem().exists(alias) ? alias : path, mode: .readOnly, reportingAs: path)
+        let reopened = try SystemFile(path: currentPath(), mode: .readOnly, reportingAs: path)
         guard try reopened.identity() == identity() else {
             reopened.close()
             throw LogStoreError(.io, "\(path) was replaced while it was being opened; open the store again", path: path)
         }
         return reopened
+    }
+
+    /// A path that names this descriptor's file now, whatever its old path
+    /// names: Linux's /proc/self/fd/N, Apple's F_GETPATH. Without either,
+    /// the path it was opened at, which the caller checks still names it.
+    private func currentPath() -> String {
+        #if canImport(Darwin)
+        var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+        return fcntl(descriptor, F_GETPATH, &buffer) == 0 ? String(cString: buffer) : path
+        #else
+        let alias = "/proc/self/fd/\(descriptor)"
+        return SystemFileSystem().exists(alias) ? alias : path
+        #endif
     }
 
     func lockExclusively() throws(LogStoreError) { try FileLock.lockExclusively(self) }
@@ -107,7 +119,7 @@ final class SystemFile: FileIO, @unchecked Sendable {
     func identity() throws(LogStoreError) -> FileIdentity {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: path) }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return FileIdentity(info)
     }
 
     /// A typed error for a failed system call.
@@ -129,10 +141,9 @@ struct FileIdentity: Hashable, Sendable {
     var inode: UInt64
 }
 
-@inline(__always)
-func retryingOnInterrupt<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result >= 0 || errno != EINTR { return result }
+extension FileIdentity {
+    /// The identity `stat` reported; `dev_t` is signed on Apple's systems.
+    init(_ info: stat) {
+        self.init(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 }

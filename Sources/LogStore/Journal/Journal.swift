@@ -1,8 +1,5 @@
 // The journal: one store file of checksummed, LZ4-compressed transaction frames.
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 
 /// An append-only file of transactions, each one checksummed frame.
@@ -87,7 +84,7 @@ public final class Journal: Sendable {
                         file.close()
                         continue
                     }
-                    Compaction.removeAbandonedFiles(of: path, on: fileSystem)
+                    TemporaryFile.removeAbandoned(beside: path, on: fileSystem)
                 }
                 try self.init(file: file, options: options, fileSystem: fileSystem)
                 return
@@ -305,34 +302,40 @@ public final class Journal: Sendable {
 
     /// Creates a store file with its header, atomically: the header goes to a
     /// temporary file that is fsynced and then linked into place, so a crash
-    /// never leaves an empty or half-written file at `path`.
+    /// never leaves an empty or half-written file at `path`. The temporary
+    /// name is removed before the directory is fsynced, so that a power cut
+    /// cannot bring it back as a second name of the store.
     /// Tests call it with a fixed UUID and time to make byte-exact files.
     static func create(path: String, permissions: mode_t, header: FileHeader, on fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
-        removeAbandonedCreations(of: path, on: fileSystem)
-        let temporary = "\(path).creating-\(getpid())"
-        let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
-        defer {
+        // The temporary name is this process's: two threads creating the
+        // same store at once would remove and link each other's file.
+        try creations.withLock { () throws(LogStoreError) in
+            let temporary = TemporaryFile.creating.path(beside: path)
+            // Left by an earlier process that had this ID (the open below
+            // would fail on it); this process frees the name before returning.
+            fileSystem.remove(temporary)
+            let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
+            do throws(LogStoreError) {
+                try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+                try file.synchronize()
+                // false: another opener created it first; open theirs. Either way
+                // the name is made durable before the file is used: the other
+                // creator may not have fsynced the directory yet.
+                _ = try fileSystem.link(temporary, to: path)
+            } catch {
+                file.close()
+                fileSystem.remove(temporary)
+                throw error
+            }
             file.close()
             fileSystem.remove(temporary)
+            try fileSystem.synchronizeDirectory(of: path)
         }
-        try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
-        try file.synchronize()
-        // false: another opener created it first; open theirs. Either way
-        // the name is made durable before the file is used: the other
-        // creator may not have fsynced the directory yet.
-        _ = try fileSystem.link(temporary, to: path)
-        try fileSystem.synchronizeDirectory(of: path)
     }
 
-    /// Removes `PATH.creating-PID` files left by creators that died before
-    /// linking them into place (their process no longer exists). They hold
-    /// only a header, never data.
-    private static func removeAbandonedCreations(of path: String, on fileSystem: any FileSystem) {
-        for (file, suffix) in fileSystem.temporaries(of: path, marker: "creating") {
-            guard let pid = pid_t(suffix) else { continue }
-            if pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH) { fileSystem.remove(file) }
-        }
-    }
+    /// Held by ``create(path:permissions:header:on:)``: one creation at a
+    /// time in this process.
+    private static let creations = Monitor()
 
     /// Copies the bytes from `offset` on to `PATH.damaged-OFFSET` (or
     /// `PATH.damaged-OFFSET-N` when an earlier salvage left that name) before

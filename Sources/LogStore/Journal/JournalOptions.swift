@@ -43,7 +43,9 @@ public struct JournalOptions: Sendable, Hashable {
     public var createIfMissing: Bool
     /// Strict (the default) or salvage.
     public var recoveryMode: RecoveryMode
-    /// Permission bits for a file this journal creates (owner only by default).
+    /// Permission bits for a file this journal creates (owner only by
+    /// default). A compaction's new file takes the store file's own mode,
+    /// owner, group and extended attributes instead.
     public var filePermissions: UInt16
     /// LZ4 (the default) or none, for frames this journal appends.
     public var compression: Compression

@@ -1,9 +1,6 @@
 // Compaction: the journal folded into a new snapshot, written next to the
 // store while it keeps working, then renamed over it.
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 
@@ -87,18 +84,6 @@ final class CompactionCoordinator: Sendable {
     }
 }
 
-/// Names and cleans up the files a compaction writes next to the store.
-enum Compaction {
-    static func temporaryPath(of path: String) -> String { "\(path).compacting-\(getpid())" }
-
-    /// Removes `PATH.compacting-PID` files: called by a writer that holds the
-    /// store's lock, so no compaction of it is running, and any such file
-    /// was left by one that died before its rename.
-    static func removeAbandonedFiles(of path: String, on fileSystem: any FileSystem) {
-        for (file, _) in fileSystem.temporaries(of: path, marker: "compacting") { fileSystem.remove(file) }
-    }
-}
-
 extension Store {
     /// Folds the journal into a new snapshot of the live records, so that
     /// opening the store reads the snapshot instead of replaying history.
@@ -149,9 +134,12 @@ extension Store {
 
         // 2. The new file, locked before its rename can make it visible.
         let fileSystem = journal.fileSystem
-        let temporary = Compaction.temporaryPath(of: path)
+        let temporary = TemporaryFile.compacting.path(beside: path)
         fileSystem.remove(temporary)
-        let file = try fileSystem.open(temporary, .createExclusive(permissions: mode_t(journal.options.filePermissions)))
+        // Owner-only until it takes the store's own mode, owner, group and
+        // extended attributes: the file that replaces the store is open to
+        // whoever the store was, whichever user compacts it.
+        let file = try fileSystem.open(temporary, .createExclusive(permissions: 0o600))
         var renamed = false
         defer {
             if !renamed {
@@ -159,6 +147,7 @@ extension Store {
                 fileSystem.remove(temporary)
             }
         }
+        try fileSystem.copyOwnership(from: journal.currentFile.file, to: file)
         try file.lockExclusively()
 
         var writer = SnapshotWriter(file: file, sequence: point.sequence, blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })

@@ -80,6 +80,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         /// them. Only a power cut may still find them on disk.
         var doomed = 0
         var permissions: mode_t = 0o644
+        /// Who may use the file besides its mode; a change to it is durable
+        /// at once, as ``SystemFileSystem/copyOwnership(from:to:)`` fsyncs it.
+        var ownership = Ownership()
         var lockHolder: ObjectIdentifier?
 
         /// A copy with everything pending kept pending, and no lock.
@@ -90,6 +93,7 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             copy.pending = pending
             copy.doomed = doomed
             copy.permissions = permissions
+            copy.ownership = ownership
             return copy
         }
     }
@@ -216,6 +220,7 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
                 let inode = inodes[number]!
                 let survivor = Inode()
                 survivor.permissions = inode.permissions
+                survivor.ownership = inode.ownership
                 var contents = inode.durable
                 let candidates = inode.pending
                 switch cut {
@@ -329,6 +334,27 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         lock.withLock { names[path].flatMap { inodes[$0]?.permissions } }
     }
 
+    /// A file's owner, group and extended attributes.
+    struct Ownership: Hashable, Sendable {
+        var owner: uid_t = 0
+        var group: gid_t = 0
+        var extendedAttributes: [String: [UInt8]] = [:]
+    }
+
+    /// The owner, group and extended attributes of the file `path` names.
+    func ownership(of path: String) -> Ownership? {
+        lock.withLock { names[path].flatMap { inodes[$0]?.ownership } }
+    }
+
+    /// Gives the file `path` names these permissions and ownership, durably.
+    func setOwnership(of path: String, permissions: mode_t, _ ownership: Ownership) {
+        lock.withLock {
+            guard let inode = names[path].flatMap({ inodes[$0] }) else { return }
+            inode.permissions = permissions
+            inode.ownership = ownership
+        }
+    }
+
     /// Every name in the directory now, sorted.
     var allNames: [String] { lock.withLock { names.keys.sorted() } }
 
@@ -400,6 +426,18 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     }
 
     func resolvingSymbolicLink(_ path: String) -> String { path }
+
+    func copyOwnership(from original: any FileIO, to file: any FileIO) throws(LogStoreError) {
+        try locked { () throws(LogStoreError) in
+            if let fault = count("fchown") { throw fail("fchown", file.path, fault) }
+            guard let source = original as? SimulatedFile, let target = file as? SimulatedFile,
+                  let from = inodes[source.inode], let to = inodes[target.inode] else {
+                throw SystemFile.error(EBADF, "fchown", path: file.path)
+            }
+            to.permissions = from.permissions
+            to.ownership = from.ownership
+        }
+    }
 
     // MARK: - Files
 
