@@ -91,6 +91,22 @@ final class CompactionCoordinator: Sendable {
 enum Compaction {
     static func temporaryPath(of path: String) -> String { "\(path).compacting-\(getpid())" }
 
+    /// The free space a compaction asks for before it starts, for a store
+    /// whose live records take `liveBytes` raw: room for the new file, and
+    /// 1 MiB for the transactions saved while it is written (which also
+    /// leaves saves some room once it is done). The new file holds the
+    /// records in blocks compressed one by one (LZ4 grows none by more than
+    /// a few bytes in a thousand) and, in its index, every indexed value
+    /// again: measured, from half the raw size (no index, text that
+    /// compresses) to twice it (small records that are mostly an indexed
+    /// string), so the estimate is 2.25 times the raw size. Records with
+    /// several indexed attributes can need more; a compaction that finds
+    /// the disk full while writing still stops and leaves the store as it was.
+    static func requiredFreeSpace(liveBytes: Int) -> UInt64 {
+        let live = UInt64(max(0, liveBytes))
+        return live * 9 / 4 + (1 << 20)
+    }
+
     /// Removes `PATH.compacting-PID` files: called by a writer that holds the
     /// store's lock, so no compaction of it is running, and any such file
     /// was left by one that died before its rename.
@@ -114,8 +130,15 @@ extension Store {
     /// Memory stays bounded: records are streamed, one block at a time.
     /// Only one compaction runs at a time; a second call waits for it.
     ///
+    /// Before it starts, it checks that the disk has room for the new file
+    /// (2.25 times the raw size of the live records, plus 1 MiB for saves
+    /// made meanwhile): a compaction that would fill the disk, and leave
+    /// saves failing, does not start.
+    ///
     /// - Parameter progress: called from the compacting thread as it goes.
-    /// - Throws: `.readOnly`; `.closed` when the store closes meanwhile;
+    /// - Throws: `.readOnly`; `.diskFull` when the disk has too little free
+    ///   space (nothing was written; the message says how much it needs);
+    ///   `.closed` when the store closes meanwhile;
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
     ///   is thrown and stops writes (`.writeFailed` from then on), as a
@@ -134,6 +157,7 @@ extension Store {
             }
         }
         try checkOpen()
+        try checkFreeSpaceForCompaction()
         let bytesBefore = journal.currentFile.end
 
         // 1. The state at the last transaction, and what the frames after it
@@ -187,6 +211,11 @@ extension Store {
         // 3. Transactions saved meanwhile, copied while saves go on.
         var copiedFrom = point.end, copiedTo = tailStart
         func copyFrames(from old: any FileIO, to end: UInt64) throws(LogStoreError) {
+            // A failed flush cuts the journal back to its last fsync, which
+            // may drop frames already copied: the new file must not keep them.
+            guard end >= copiedFrom else {
+                throw LogStoreError(.io, "\(path) was cut back to \(end) bytes after a failed write while its compaction had copied it up to \(copiedFrom); the compaction stopped and the store goes on in \(path)", path: path)
+            }
             while copiedFrom < end {
                 let chunk = try old.read(count: Int(min(end - copiedFrom, 4 << 20)), at: copiedFrom)
                 guard !chunk.isEmpty else { throw LogStoreError(.io, "\(path) ended at \(copiedFrom) while its compaction copied it up to \(end)", path: path) }
@@ -198,7 +227,7 @@ extension Store {
         progress?(.copyingJournal, writer.progress)
         for _ in 0..<4 {
             let (old, end) = journal.currentFile
-            guard end - copiedFrom > 256 << 10 else { break }
+            guard end > copiedFrom, end - copiedFrom > 256 << 10 else { break }
             try copyFrames(from: old, to: end)
         }
         try checkOpen()
@@ -233,7 +262,19 @@ extension Store {
             duration: ContinuousClock.now - started, pauseDuration: pause)
     }
 
-    /// The error of the last automatic compaction that failed, if any.
+    /// Throws `.diskFull` when the disk holding the store has less free
+    /// space than ``Compaction/requiredFreeSpace(liveBytes:)`` asks for. A
+    /// file system that cannot tell its free space is not refused: a full
+    /// disk met while writing still stops the compaction cleanly.
+    private func checkFreeSpaceForCompaction() throws(LogStoreError) {
+        let needed = Compaction.requiredFreeSpace(liveBytes: state.withLock { $0.liveBytesEstimate })
+        guard let free = journal.fileSystem.freeSpace(at: path), free < needed else { return }
+        throw LogStoreError(.diskFull, "compacting \(path) needs about \(needed) bytes free on its disk for the new file, and \(free) are free; the compaction did not start and the store goes on as it is. Free some space, then compact again", path: path)
+    }
+
+    /// The error of the last automatic compaction that failed or did not
+    /// start, if any: `.diskFull` when the disk had too little free space
+    /// for it (see ``compact(progress:)``). Nil again once one succeeds.
     public var lastCompactionError: LogStoreError? { compactions.lastError.withLock { $0 } }
 
     /// Starts a compaction on a background thread when the policy says the
