@@ -90,23 +90,41 @@ struct FullDiskTests {
         #expect(report.bytesAfter > 1 << 20)
     }
 
-    @Test("Closing a store while group-commit saves are under way: acknowledged saves are on disk, the others failed with .closed, and no call touches the closed file")
+    @Test("Closing a store while group-commit saves wait for their flush: they are made durable and acknowledged, later saves fail with .closed, and no call touches the closed file")
     func closeDuringSaves() throws {
         let options = JournalOptions(durability: .groupCommit(window: .milliseconds(1)), compaction: .manual)
         var scene = try Faults.storeWithSaves(4, options: options)
         let store = try #require(scene.store)
-        let savers = Self.saveConcurrently(in: store, rounds: 50)
-        // Close once the savers are going.
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while savers.outcomes.withLock({ $0.count }) < 8, Date() < deadline { usleep(200) }
-        store.close()
+        let before = store.journal.lastSequence
+        // One saver's flush stops before its fdatasync; the others write
+        // their frames meanwhile and wait for the next flush.
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        scene.disk.holdNextFdatasync(arrived: arrived, gate: gate)
+        let savers = Self.saveConcurrently(in: store, rounds: 1)
+        arrived.wait()
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while store.journal.lastSequence < before + UInt64(Faults.slots), Date() < deadline { usleep(1_000) }
+        #expect(store.journal.lastSequence == before + UInt64(Faults.slots))
+
+        // Close while that flush is under way, then let it finish.
+        let closed = DispatchGroup()
+        DispatchQueue.global().async(group: closed) { store.close() }
+        // Time for close to start waiting for the flush; were it late, the
+        // test would check less, never fail wrongly.
+        usleep(100_000)
+        gate.signal()
+        closed.wait()
         let results = savers.wait()
         #expect(scene.disk.callsAfterClose == [], "a descriptor was used after close")
-        let failures = results.values.compactMap { $0 }
-        #expect(failures.allSatisfy { $0 == .closed }, "\(failures)")
+        #expect(results.values.allSatisfy { $0 == nil }, "saves whose frames were written before close failed: \(results)")
         scene.ledger.record(results)
+        guard case .failure(let error) = scene.ledger.save(100, in: store) else {
+            Issue.record("a save after close succeeded")
+            return
+        }
+        #expect((error as? LogStoreError)?.kind == .closed, "\(error)")
         var tally = Faults.Tally()
-        try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "saves under way at close", &tally)
+        try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "saves waiting at close", &tally)
     }
 
     /// Savers on their own threads, one per counter slot, so they never
