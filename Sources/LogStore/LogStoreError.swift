@@ -58,7 +58,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptSnapshot = Kind("corruptSnapshot")
         /// Another writer holds the store's lock.
         public static let storeLocked = Kind("storeLocked")
-        /// An earlier write or fsync failed; the store refuses writes until reopened.
+        /// An earlier fsync, or a write for another reason than a full disk,
+        /// failed; the store refuses writes until reopened.
         public static let writeFailed = Kind("writeFailed")
         /// A write was attempted on a store opened read-only.
         public static let readOnly = Kind("readOnly")

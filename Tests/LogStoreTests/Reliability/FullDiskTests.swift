@@ -71,6 +71,25 @@ struct FullDiskTests {
         try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a compaction on a nearly full disk", &tally)
     }
 
+    @Test("An automatic compaction that would not fit does not start, and says why in lastCompactionError; saves go on")
+    func automaticCompactionNeedsFreeSpace() throws {
+        let disk = SimulatedDisk()
+        // Room for the saves, not for a compaction's 1 MiB margin.
+        disk.limitFreeSpace(to: 256 << 10)
+        let store = try Faults.open(disk, JournalOptions(compaction: .automatic(minimumJournalBytes: 4 << 10)))
+        defer { store.close() }
+        var ledger = Faults.Ledger()
+        for batch in 1...60 {
+            #expect(throws: Never.self) { try ledger.save(batch, in: store).get() }
+        }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while store.compactions.isScheduled.load(ordering: .relaxed), Date() < deadline { usleep(1_000) }
+        #expect(store.lastCompactionError?.kind == .diskFull, "\(String(describing: store.lastCompactionError))")
+        #expect(disk.allNames == [Faults.path])
+        #expect(store.journal.snapshot == nil)
+        #expect(try ledger.problems(in: store) == [])
+    }
+
     @Test("The space a compaction asks for holds the new file, also for small records that are mostly an indexed string")
     func requiredSpaceHoldsTheNewFile() throws {
         let disk = SimulatedDisk()
