@@ -281,8 +281,11 @@ public final class Journal: Sendable {
 
     /// Calls `body` with each transaction in the file, in order, decoding one
     /// at a time.
+    ///
+    /// - Throws: `.closed` once the journal is closed; `.corruptFrame` when
+    ///   the file changed under it; `.io` when a read fails.
     public func forEachTransaction(_ body: (CommittedTransaction) -> Void) throws(LogStoreError) {
-        let (origin, end) = writer.tail
+        let (origin, end) = try writer.readableTail()
         var symbols = origin.symbols
         var decoder = PayloadDecoder(dictionary: origin.dictionary)
         var scanner = FrameScanner(file: origin.file, limit: end)

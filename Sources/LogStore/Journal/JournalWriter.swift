@@ -106,6 +106,16 @@ final class JournalWriter: @unchecked Sendable {
     /// Where the transactions start and end in the current file.
     var tail: (origin: TailOrigin, end: UInt64) { locked { (origin, endOffset) } }
 
+    /// ``tail``, to read the transactions through its file: `.closed` once
+    /// `close()` began, since the descriptor is closed, and its number may
+    /// belong to another file, soon after.
+    func readableTail() throws(LogStoreError) -> (origin: TailOrigin, end: UInt64) {
+        try locked { () throws(LogStoreError) -> (origin: TailOrigin, end: UInt64) in
+            if isClosing { throw closedError }
+            return (origin, endOffset)
+        }
+    }
+
     /// What a compaction needs to start a snapshot at the last transaction
     /// written: its sequence number, the names frames up to it declared,
     /// the dictionary in force after it, and where the next frame goes.

@@ -191,6 +191,16 @@ struct WriteFailureTests {
         #expect(try reopened.checkSamples() == 4)
     }
 
+    @Test("Reading a journal's transactions after close is a .closed error, and touches no descriptor")
+    func readAfterClose() throws {
+        let disk = SimulatedDisk()
+        let journal = try Self.groupCommitJournal(on: disk)
+        journal.close()
+        let error = #expect(throws: LogStoreError.self) { try journal.transactions() }
+        #expect(error?.kind == .closed)
+        #expect(disk.callsAfterClose == [])
+    }
+
     static let simulatedPath = "/simulated/store.logstore"
 
     /// A group-commit journal on `disk` that flushes at once, sample 1 saved.
