@@ -333,8 +333,8 @@ final class JournalWriter: @unchecked Sendable {
             fail(error)
             return error
         }
-        let quota = error.errno == EDQUOT ? "the disk quota of this user" : "the disk"
-        return LogStoreError(.diskFull, "\(quota) holding \(file.path) is full, so this save was not written; the store is as it was before it, with every earlier save. Free some space, then save again", path: file.path, errno: error.errno, details: [error])
+        let what = error.errno == EDQUOT ? "the user's disk quota on the disk holding \(file.path) is used up" : "the disk holding \(file.path) is full"
+        return LogStoreError(.diskFull, "\(what), so this save was not written; the store is as it was before it, with every earlier save. Free some space, then save again", path: file.path, errno: error.errno, details: [error])
     }
 
     /// Stops writes after a failed fsync, or a failed write that did not
