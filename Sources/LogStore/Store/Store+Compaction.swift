@@ -74,8 +74,8 @@ final class CompactionCoordinator: Sendable {
     let isClosing = Atomic<Bool>(false)
     /// A background compaction was started and has not finished.
     let isScheduled = Atomic<Bool>(false)
-    /// After a failed automatic compaction, the journal size to wait for
-    /// before trying again (so a full disk is not hit on every save).
+    /// After an automatic compaction failed part way, the journal size to
+    /// wait for before trying again (so a failing disk is not hit on every save).
     let retryAbove = Atomic<UInt64>(0)
     let lastError = Protected<LogStoreError?>(nil)
 
@@ -157,7 +157,7 @@ extension Store {
             }
         }
         try checkOpen()
-        try checkFreeSpaceForCompaction()
+        try checkFreeSpaceForCompaction(liveBytes: state.withLock { $0.liveBytesEstimate })
         let bytesBefore = journal.currentFile.end
 
         // 1. The state at the last transaction, and what the frames after it
@@ -266,8 +266,8 @@ extension Store {
     /// space than ``Compaction/requiredFreeSpace(liveBytes:)`` asks for. A
     /// file system that cannot tell its free space is not refused: a full
     /// disk met while writing still stops the compaction cleanly.
-    private func checkFreeSpaceForCompaction() throws(LogStoreError) {
-        let needed = Compaction.requiredFreeSpace(liveBytes: state.withLock { $0.liveBytesEstimate })
+    private func checkFreeSpaceForCompaction(liveBytes: Int) throws(LogStoreError) {
+        let needed = Compaction.requiredFreeSpace(liveBytes: liveBytes)
         guard let free = journal.fileSystem.freeSpace(at: path), free < needed else { return }
         throw LogStoreError(.diskFull, "compacting \(path) needs about \(needed) bytes free on its disk for the new file, and \(free) are free; the compaction did not start and the store goes on as it is. Free some space, then compact again", path: path)
     }
@@ -277,21 +277,33 @@ extension Store {
     /// for it (see ``compact(progress:)``). Nil again once one succeeds.
     public var lastCompactionError: LogStoreError? { compactions.lastError.withLock { $0 } }
 
-    /// Starts a compaction on a background thread when the policy says the
-    /// journal has grown enough; called after each save.
     /// Whether the store's ``CompactionPolicy`` would compact it now; always
     /// false under `.manual`.
     public var isCompactionDue: Bool {
         journal.options.compaction.isDue(journalBytes: journal.journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate })
     }
 
+    /// Starts a compaction on a background thread when the policy says the
+    /// journal has grown enough; called after each save.
+    ///
+    /// One that would not fit in the free space does not start, and says so
+    /// in ``lastCompactionError``; each later save checks again (a
+    /// `statvfs`, no thread), so it starts once space is free. One that
+    /// failed after it started is tried again once the journal doubled, so
+    /// that a failing disk is not hit on every save.
     func compactInBackgroundIfDue() {
         let policy = journal.options.compaction
         guard policy != .manual, journal.options.access == .readWrite, !compactions.isScheduled.load(ordering: .relaxed) else { return }
         let journalBytes = journal.journalBytes
-        guard journalBytes > compactions.retryAbove.load(ordering: .relaxed),
-              policy.isDue(journalBytes: journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate }),
-              compactions.isScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        let liveBytes = state.withLock { $0.liveBytesEstimate }
+        guard journalBytes > compactions.retryAbove.load(ordering: .relaxed), policy.isDue(journalBytes: journalBytes, liveBytes: liveBytes) else { return }
+        do throws(LogStoreError) {
+            try checkFreeSpaceForCompaction(liveBytes: liveBytes)
+        } catch {
+            compactions.lastError.withLock { $0 = error }
+            return
+        }
+        guard compactions.isScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         Thread.detachNewThread { [self] in
             defer { compactions.isScheduled.store(false, ordering: .relaxed) }
             do throws(LogStoreError) {

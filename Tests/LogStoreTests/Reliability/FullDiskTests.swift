@@ -71,7 +71,7 @@ struct FullDiskTests {
         try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a compaction on a nearly full disk", &tally)
     }
 
-    @Test("An automatic compaction that would not fit does not start, and says why in lastCompactionError; saves go on")
+    @Test("An automatic compaction that would not fit does not start, and says why in lastCompactionError; saves go on, and the first once space is free starts it")
     func automaticCompactionNeedsFreeSpace() throws {
         let disk = SimulatedDisk()
         // Room for the saves, not for a compaction's 1 MiB margin.
@@ -87,6 +87,13 @@ struct FullDiskTests {
         #expect(store.lastCompactionError?.kind == .diskFull, "\(String(describing: store.lastCompactionError))")
         #expect(disk.allNames == [Faults.path])
         #expect(store.journal.snapshot == nil)
+        #expect(try ledger.problems(in: store) == [])
+
+        disk.removeSpaceLimit()
+        #expect(throws: Never.self) { try ledger.save(61, in: store).get() }
+        while store.compactions.isScheduled.load(ordering: .relaxed), Date() < deadline { usleep(1_000) }
+        #expect(store.lastCompactionError == nil)
+        #expect(store.journal.snapshot != nil, "the save after space was freed did not start a compaction")
         #expect(try ledger.problems(in: store) == [])
     }
 
