@@ -68,17 +68,18 @@ struct WriteFailureTests {
         }
     }
 
-    @Test("A failed fsync fails the save that waited for it and refuses every later one")
-    func failedSync() throws {
+    @Test("A failed fsync fails the save that waited for it and refuses every later one, also when the disk filled up under it",
+          arguments: [EIO, ENOSPC])
+    func failedSync(code: Int32) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
-            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingSync: 2))
+            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingSync: 2, syncError: code))
             try journal.appendSample(key: 1)
             let durableBefore = file.durableEnd
 
             let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
             #expect(failure?.kind == .io)
-            #expect(failure?.errno == EIO)
+            #expect(failure?.errno == code)
             #expect(failure?.message.contains("fdatasync") == true)
             // No retry of the fsync: after a failed fsync the kernel may have
             // dropped the dirty pages, so a retry that succeeds proves nothing.
