@@ -137,7 +137,8 @@ extension Store {
     ///
     /// - Parameter progress: called from the compacting thread as it goes.
     /// - Throws: `.readOnly`; `.diskFull` when the disk has too little free
-    ///   space (nothing was written; the message says how much it needs);
+    ///   space (nothing was written; the message says how much it needs),
+    ///   or fills up while the new file is written (it is removed);
     ///   `.closed` when the store closes meanwhile;
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
@@ -145,6 +146,15 @@ extension Store {
     ///   failed save's fsync does.
     @discardableResult
     public func compact(progress: ((CompactionStage, CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
+        do {
+            return try compactOnce(progress: progress)
+        } catch where error.isOutOfSpace && error.path == Compaction.temporaryPath(of: path) {
+            // Only the new file's writes name it; the store is untouched then.
+            throw LogStoreError(.diskFull, "the disk holding \(path) filled up while its compaction wrote the new file; the compaction stopped, removed that file, and the store goes on as it was. Free some space, then compact again", path: path, errno: error.errno, details: [error])
+        }
+    }
+
+    private func compactOnce(progress: ((CompactionStage, CompactionProgress) -> Void)?) throws(LogStoreError) -> CompactionReport {
         guard journal.options.access == .readWrite else {
             throw LogStoreError(.readOnly, "\(path) was opened read-only; open it read-write to compact it", path: path)
         }

@@ -71,6 +71,29 @@ struct FullDiskTests {
         try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a compaction on a nearly full disk", &tally)
     }
 
+    @Test("A compaction that finds the disk full part way (another program filled it) stops with .diskFull, removes its file, and the store goes on")
+    func diskFillingDuringCompaction() throws {
+        var scene = try Faults.storeWithSaves(20)
+        let store = try #require(scene.store)
+        defer { store.close() }
+        var filled = false
+        let error = #expect(throws: LogStoreError.self) {
+            try store.compact { stage, _ in
+                if stage == .writingSnapshot, !filled {
+                    filled = true
+                    scene.disk.limitFreeSpace(to: 100)
+                }
+            }
+        }
+        #expect(error?.kind == .diskFull, "\(String(describing: error))")
+        #expect(error?.message.contains(Faults.path) == true)
+        #expect(scene.disk.allNames == [Faults.path], "the compaction left its file")
+        scene.disk.removeSpaceLimit()
+        #expect(throws: Never.self) { try scene.ledger.save(21, in: store).get() }
+        var tally = Faults.Tally()
+        try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a disk filling during a compaction", &tally)
+    }
+
     @Test("An automatic compaction that would not fit does not start, and says why in lastCompactionError; saves go on, and the first once space is free starts it")
     func automaticCompactionNeedsFreeSpace() throws {
         let disk = SimulatedDisk()
