@@ -58,10 +58,16 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptSnapshot = Kind("corruptSnapshot")
         /// Another writer holds the store's lock.
         public static let storeLocked = Kind("storeLocked")
-        /// An earlier write or fsync failed; the store refuses writes until reopened.
+        /// An earlier fsync, or a write for another reason than a full disk,
+        /// failed; the store refuses writes until reopened.
         public static let writeFailed = Kind("writeFailed")
         /// A write was attempted on a store opened read-only.
         public static let readOnly = Kind("readOnly")
+        /// The disk holding the store (or the user's quota on it) has too
+        /// little free space: a save that found it full was not written and
+        /// later saves succeed once space is free; a compaction that would
+        /// not fit did not start. Nothing saved before is lost.
+        public static let diskFull = Kind("diskFull")
         /// The store was closed.
         public static let closed = Kind("closed")
         /// A transaction's encoded size exceeds the frame limit.

@@ -58,6 +58,9 @@ protocol FileSystem: Sendable {
     /// compaction renames its new file over the real file, never over a
     /// link (which would turn the link into a copy and strand the file).
     func resolvingSymbolicLink(_ path: String) -> String
+    /// The bytes an unprivileged process may still write on the file
+    /// system holding `path`; nil when the system cannot tell.
+    func freeSpace(at path: String) -> UInt64?
 }
 
 extension FileSystem {
@@ -113,6 +116,15 @@ struct SystemFileSystem: FileSystem {
         return String(cString: resolved)
     }
 
+    func freeSpace(at path: String) -> UInt64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        // Blocks free to unprivileged users (f_bavail, not f_bfree: the
+        // blocks reserved for root are not ours to fill), in fragment size.
+        let (bytes, overflow) = UInt64(info.f_bavail).multipliedReportingOverflow(by: UInt64(info.f_frsize))
+        return overflow ? .max : bytes
+    }
+
     func names(inDirectory directory: String) -> [String] {
         guard let stream = opendir(directory) else { return [] }
         defer { closedir(stream) }
@@ -130,4 +142,11 @@ struct SystemFileSystem: FileSystem {
         let parent = String(path[..<slash])
         return parent.isEmpty ? "/" : parent
     }
+}
+
+extension LogStoreError {
+    /// Whether this is a system call's report that the disk, or the user's
+    /// quota on it, is full (ENOSPC, EDQUOT): a write that failed so left
+    /// nothing that cutting the file back does not undo.
+    var isOutOfSpace: Bool { kind == .io && (errno == ENOSPC || errno == EDQUOT) }
 }

@@ -126,7 +126,7 @@ final class SystemFile: FileIO, @unchecked Sendable {
     static func error(_ code: Int32, _ call: String, path: String, offset: UInt64? = nil) -> LogStoreError {
         let reason = String(cString: strerror(code))
         var advice = "check the path, permissions and free space"
-        if code == ENOSPC || code == EDQUOT { advice = "free some disk space, then reopen the store" }
+        if code == ENOSPC || code == EDQUOT { advice = "free some disk space" }
         if code == EIO { advice = "the device reported an I/O error: check the disk; the store refuses writes until reopened" }
         if code == ENOENT { advice = "check the path" }
         if code == EACCES || code == EPERM { advice = "check the file's permissions" }

@@ -217,12 +217,14 @@ public final class Journal: Sendable {
     /// Appends one transaction and returns its sequence number.
     ///
     /// Returns only when the durability mode's promise holds for this
-    /// transaction. If a write or fsync fails, this call throws it and every
-    /// later call throws `.writeFailed`: the journal never acknowledges a
-    /// transaction it has not written. Reopen the store to write again.
+    /// transaction. A write that finds the disk full fails this call only,
+    /// with `.diskFull`, and leaves the file as it was. If another write or
+    /// an fsync fails, this call throws it and every later call throws
+    /// `.writeFailed`: the journal never acknowledges a transaction it has
+    /// not written. Reopen the store to write again.
     ///
-    /// - Throws: `.readOnly`, `.closed`, `.transactionTooLarge` (nothing
-    ///   written), `.io` (the failing call), `.writeFailed` (later calls).
+    /// - Throws: `.readOnly`, `.closed`, `.transactionTooLarge`, `.diskFull`
+    ///   (nothing written), `.io` (the failing call), `.writeFailed` (later calls).
     @discardableResult
     public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
         if header.readVersion < FileLayout.decimalVersion, changes.contains(where: \.holdsDecimal) {
@@ -276,8 +278,11 @@ public final class Journal: Sendable {
 
     /// Calls `body` with each transaction in the file, in order, decoding one
     /// at a time.
+    ///
+    /// - Throws: `.closed` once the journal is closed; `.corruptFrame` when
+    ///   the file changed under it; `.io` when a read fails.
     public func forEachTransaction(_ body: (CommittedTransaction) -> Void) throws(LogStoreError) {
-        let (origin, end) = writer.tail
+        let (origin, end) = try writer.readableTail()
         var symbols = origin.symbols
         var decoder = PayloadDecoder(dictionary: origin.dictionary)
         var scanner = FrameScanner(file: origin.file, limit: end)

@@ -1,5 +1,12 @@
 // Appends transaction frames: encode, compress, checksum, write, and make durable.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import Synchronization
 
@@ -26,8 +33,14 @@ final class JournalWriter: @unchecked Sendable {
     private var endOffset: UInt64
     private var nextSequence: UInt64
     private var symbols: SymbolTable
-    /// The first write or fsync error; once set, every append is refused.
+    /// The first error after which the file may not hold what the writer
+    /// believes (a failed fsync, a write failure other than a full disk);
+    /// once set, every append is refused until the store is reopened.
     private var failure: LogStoreError?
+    /// `close()` began: appends are refused and a gathering leader stops.
+    private var isClosing = false
+    /// The file is closed: nothing may use it again, since its descriptor
+    /// number may belong to another file by now.
     private var isClosed = false
 
     // Group commit: frames up to `writtenSequence` are written, those up to
@@ -92,6 +105,16 @@ final class JournalWriter: @unchecked Sendable {
     var validEnd: UInt64 { locked { endOffset } }
     /// Where the transactions start and end in the current file.
     var tail: (origin: TailOrigin, end: UInt64) { locked { (origin, endOffset) } }
+
+    /// ``tail``, to read the transactions through its file: `.closed` once
+    /// `close()` began, since the descriptor is closed, and its number may
+    /// belong to another file, soon after.
+    func readableTail() throws(LogStoreError) -> (origin: TailOrigin, end: UInt64) {
+        try locked { () throws(LogStoreError) -> (origin: TailOrigin, end: UInt64) in
+            if isClosing { throw closedError }
+            return (origin, endOffset)
+        }
+    }
 
     /// What a compaction needs to start a snapshot at the last transaction
     /// written: its sequence number, the names frames up to it declared,
@@ -167,12 +190,19 @@ final class JournalWriter: @unchecked Sendable {
     /// with that call, or with ``withdrawWrite()`` when it does not write.
     func announceWrite() { arriving.add(1, ordering: .relaxed) }
 
-    /// Takes back an ``announceWrite()`` that no write follows.
-    func withdrawWrite() { arriving.subtract(1, ordering: .relaxed) }
+    /// Takes back an ``announceWrite()`` that no write follows, and wakes
+    /// a leader gathering a flush, which may be waiting for this committer.
+    func withdrawWrite() {
+        arriving.subtract(1, ordering: .relaxed)
+        locked { if isGathering { frameWritten.signal() } }
+    }
 
     private func writeLocked(_ changes: some PayloadChanges, at time: Date) throws(LogStoreError) -> UInt64 {
         defer {
             arriving.subtract(1, ordering: .relaxed)
+            // Written or not, this committer is in: a gathering leader
+            // counts it no longer.
+            if isGathering { frameWritten.signal() }
             if rawBuffer.capacity > Self.keptBufferCapacity { rawBuffer = ByteWriter(capacity: 4096) }
             if frameBuffer.capacity > Self.keptBufferCapacity { frameBuffer = ByteWriter(capacity: 4096) }
         }
@@ -181,6 +211,8 @@ final class JournalWriter: @unchecked Sendable {
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }
+        } catch where error.isOutOfSpace {
+            throw withdrawFrame(after: error)
         } catch {
             fail(error)
             throw error
@@ -196,7 +228,6 @@ final class JournalWriter: @unchecked Sendable {
         counters.framesWritten += 1
         counters.bytesWritten += UInt64(frameBuffer.count)
         counters.rawPayloadBytes += UInt64(rawBuffer.count)
-        if isGathering { frameWritten.signal() }
         return sequence
     }
 
@@ -212,7 +243,7 @@ final class JournalWriter: @unchecked Sendable {
             break
         case .fsyncEveryCommit:
             if syncedSequence < sequence {
-                if let failure { throw refusal(after: failure) }
+                try checkFlushable()
                 try synchronize(through: writtenSequence)
             }
         case .groupCommit(let window):
@@ -221,12 +252,25 @@ final class JournalWriter: @unchecked Sendable {
     }
 
     /// Closes the file. Appends after this fail with `.closed`.
+    ///
+    /// Under group commit, saves may have written their frame and not yet
+    /// come back for their flush (the store lets go of its lock in
+    /// between): close waits for a flush under way, then flushes what is
+    /// left itself, so that those saves find their frame durable when they
+    /// come back and never touch the closed descriptor. If that flush
+    /// fails, they fail as after any failed flush.
     func close() {
         locked {
-            guard !isClosed else { return }
+            guard !isClosing else { return }
+            isClosing = true
+            if isGathering { frameWritten.signal() }
             while isSyncing { flushed.wait() }
+            if durability != .deferredToOS, syncedSequence < writtenSequence, failure == nil {
+                try? synchronize(through: writtenSequence)
+            }
             isClosed = true
             file.close()
+            flushed.broadcast()
         }
     }
 
@@ -273,7 +317,28 @@ final class JournalWriter: @unchecked Sendable {
         syncedEnd = endOffset
     }
 
-    /// Stops writes after a failed write or fsync, and cuts the file back to
+    /// After a write that found the disk or the quota full: cuts off what
+    /// it left of its frame, so the file ends with the last whole frame,
+    /// as before the write, and returns the `.diskFull` error for the save.
+    /// Nothing else changes: the frame got no sequence number, the names
+    /// it declared are declared again by the next frame, and frames written
+    /// before it stay, for the flush their committers wait for (a full
+    /// disk refuses new blocks; it does not lose written ones). Later
+    /// writes go on once space is free. Should the cut fail, the file may
+    /// end in a torn frame, and writes stop as after any failure.
+    private func withdrawFrame(after error: LogStoreError) -> LogStoreError {
+        do throws(LogStoreError) {
+            try file.truncate(to: endOffset)
+        } catch {
+            fail(error)
+            return error
+        }
+        let what = error.errno == EDQUOT ? "the user's disk quota on the disk holding \(file.path) is used up" : "the disk holding \(file.path) is full"
+        return LogStoreError(.diskFull, "\(what), so this save was not written; the store is as it was before it, with every earlier save. Free some space, then save again", path: file.path, errno: error.errno, details: [error])
+    }
+
+    /// Stops writes after a failed fsync, or a failed write that did not
+    /// just find the disk full (``withdrawFrame(after:)``), and cuts the file back to
     /// what is known to be on disk: the end of the last successful fsync
     /// (under `.deferredToOS`, which never fsyncs, the end of the last whole
     /// frame). What is cut was never acknowledged. Without the cut, a
@@ -287,7 +352,6 @@ final class JournalWriter: @unchecked Sendable {
     /// take away frames that flush is about to acknowledge.
     private func fail(_ error: LogStoreError) {
         if failure == nil { failure = error }
-        if isGathering { frameWritten.signal() }
         while isSyncing { flushed.wait() }
         let keep = durability == .deferredToOS ? endOffset : syncedEnd
         do throws(LogStoreError) {
@@ -313,7 +377,7 @@ final class JournalWriter: @unchecked Sendable {
     /// crowd of N shares one flush per N commits.
     private func waitUntilDurable(_ sequence: UInt64, window: Duration) throws(LogStoreError) {
         while syncedSequence < sequence {
-            if let failure { throw refusal(after: failure) }
+            try checkFlushable()
             if isSyncing {
                 flushed.wait()
                 continue
@@ -346,16 +410,26 @@ final class JournalWriter: @unchecked Sendable {
     private func gather(until deadline: timespec) {
         isGathering = true
         defer { isGathering = false }
-        while arriving.load(ordering: .relaxed) > 0 || writtenSequence - syncedSequence < lastBatchSize, failure == nil, !isClosed {
+        while arriving.load(ordering: .relaxed) > 0 || writtenSequence - syncedSequence < lastBatchSize, failure == nil, !isClosing {
             if !frameWritten.wait(until: deadline) { break }
         }
     }
 
     private func checkWritable() throws(LogStoreError) {
-        if isClosed {
-            throw LogStoreError(.closed, "\(file.path) was closed; open it again to write", path: file.path)
-        }
+        if isClosing { throw closedError }
         if let failure { throw refusal(after: failure) }
+    }
+
+    /// Whether a flush for an unsynced frame may start: not after a
+    /// failure, and never once the file is closed (`close()` flushed every
+    /// frame written before it, so this only refuses a frame it never saw).
+    private func checkFlushable() throws(LogStoreError) {
+        if let failure { throw refusal(after: failure) }
+        if isClosed { throw closedError }
+    }
+
+    private var closedError: LogStoreError {
+        LogStoreError(.closed, "\(file.path) was closed; open it again to write", path: file.path)
     }
 
     private func refusal(after failure: LogStoreError) -> LogStoreError {

@@ -71,8 +71,8 @@ final class CompactionCoordinator: Sendable {
     let isClosing = Atomic<Bool>(false)
     /// A background compaction was started and has not finished.
     let isScheduled = Atomic<Bool>(false)
-    /// After a failed automatic compaction, the journal size to wait for
-    /// before trying again (so a full disk is not hit on every save).
+    /// After an automatic compaction failed part way, the journal size to
+    /// wait for before trying again (so a failing disk is not hit on every save).
     let retryAbove = Atomic<UInt64>(0)
     let lastError = Protected<LogStoreError?>(nil)
 
@@ -81,6 +81,25 @@ final class CompactionCoordinator: Sendable {
     func close() {
         isClosing.store(true, ordering: .relaxed)
         gate.withLock {}
+    }
+}
+
+/// What a compaction needs before it starts.
+enum Compaction {
+    /// The free space a compaction asks for before it starts, for a store
+    /// whose live records take `liveBytes` raw: room for the new file, and
+    /// 1 MiB for the transactions saved while it is written (which also
+    /// leaves saves some room once it is done). The new file holds the
+    /// records in blocks compressed one by one (LZ4 grows none by more than
+    /// a few bytes in a thousand) and, in its index, every indexed value
+    /// again: measured, from half the raw size (no index, text that
+    /// compresses) to twice it (small records that are mostly an indexed
+    /// string), so the estimate is 2.25 times the raw size. Records with
+    /// several indexed attributes can need more; a compaction that finds
+    /// the disk full while writing still stops and leaves the store as it was.
+    static func requiredFreeSpace(liveBytes: Int) -> UInt64 {
+        let live = UInt64(max(0, liveBytes))
+        return live * 9 / 4 + (1 << 20)
     }
 }
 
@@ -99,14 +118,31 @@ extension Store {
     /// Memory stays bounded: records are streamed, one block at a time.
     /// Only one compaction runs at a time; a second call waits for it.
     ///
+    /// Before it starts, it checks that the disk has room for the new file
+    /// (2.25 times the raw size of the live records, plus 1 MiB for saves
+    /// made meanwhile): a compaction that would fill the disk, and leave
+    /// saves failing, does not start.
+    ///
     /// - Parameter progress: called from the compacting thread as it goes.
-    /// - Throws: `.readOnly`; `.closed` when the store closes meanwhile;
+    /// - Throws: `.readOnly`; `.diskFull` when the disk has too little free
+    ///   space (nothing was written; the message says how much it needs),
+    ///   or fills up while the new file is written (it is removed);
+    ///   `.closed` when the store closes meanwhile;
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
     ///   is thrown and stops writes (`.writeFailed` from then on), as a
     ///   failed save's fsync does.
     @discardableResult
     public func compact(progress: ((CompactionStage, CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
+        do {
+            return try compactOnce(progress: progress)
+        } catch where error.isOutOfSpace && error.path == TemporaryFile.compacting.path(beside: path) {
+            // Only the new file's writes name it; the store is untouched then.
+            throw LogStoreError(.diskFull, "the disk holding \(path) filled up while its compaction wrote the new file; the compaction stopped, removed that file, and the store goes on as it was. Free some space, then compact again", path: path, errno: error.errno, details: [error])
+        }
+    }
+
+    private func compactOnce(progress: ((CompactionStage, CompactionProgress) -> Void)?) throws(LogStoreError) -> CompactionReport {
         guard journal.options.access == .readWrite else {
             throw LogStoreError(.readOnly, "\(path) was opened read-only; open it read-write to compact it", path: path)
         }
@@ -119,6 +155,7 @@ extension Store {
             }
         }
         try checkOpen()
+        try checkFreeSpaceForCompaction(liveBytes: state.withLock { $0.liveBytesEstimate })
         let bytesBefore = journal.currentFile.end
 
         // 1. The state at the last transaction, and what the frames after it
@@ -176,6 +213,11 @@ extension Store {
         // 3. Transactions saved meanwhile, copied while saves go on.
         var copiedFrom = point.end, copiedTo = tailStart
         func copyFrames(from old: any FileIO, to end: UInt64) throws(LogStoreError) {
+            // A failed flush cuts the journal back to its last fsync, which
+            // may drop frames already copied: the new file must not keep them.
+            guard end >= copiedFrom else {
+                throw LogStoreError(.io, "\(path) was cut back to \(end) bytes after a failed write while its compaction had copied it up to \(copiedFrom); the compaction stopped and the store goes on in \(path)", path: path)
+            }
             while copiedFrom < end {
                 let chunk = try old.read(count: Int(min(end - copiedFrom, 4 << 20)), at: copiedFrom)
                 guard !chunk.isEmpty else { throw LogStoreError(.io, "\(path) ended at \(copiedFrom) while its compaction copied it up to \(end)", path: path) }
@@ -187,7 +229,7 @@ extension Store {
         progress?(.copyingJournal, writer.progress)
         for _ in 0..<4 {
             let (old, end) = journal.currentFile
-            guard end - copiedFrom > 256 << 10 else { break }
+            guard end > copiedFrom, end - copiedFrom > 256 << 10 else { break }
             try copyFrames(from: old, to: end)
         }
         try checkOpen()
@@ -222,24 +264,48 @@ extension Store {
             duration: ContinuousClock.now - started, pauseDuration: pause)
     }
 
-    /// The error of the last automatic compaction that failed, if any.
+    /// Throws `.diskFull` when the disk holding the store has less free
+    /// space than ``Compaction/requiredFreeSpace(liveBytes:)`` asks for. A
+    /// file system that cannot tell its free space is not refused: a full
+    /// disk met while writing still stops the compaction cleanly.
+    private func checkFreeSpaceForCompaction(liveBytes: Int) throws(LogStoreError) {
+        let needed = Compaction.requiredFreeSpace(liveBytes: liveBytes)
+        guard let free = journal.fileSystem.freeSpace(at: path), free < needed else { return }
+        throw LogStoreError(.diskFull, "compacting \(path) needs about \(needed) bytes free on its disk for the new file, and \(free) are free; the compaction did not start and the store goes on as it is. Free some space, then compact again", path: path)
+    }
+
+    /// The error of the last automatic compaction that failed or did not
+    /// start, if any: `.diskFull` when the disk had too little free space
+    /// for it (see ``compact(progress:)``). Nil again once one succeeds.
     public var lastCompactionError: LogStoreError? { compactions.lastError.withLock { $0 } }
 
-    /// Starts a compaction on a background thread when the policy says the
-    /// journal has grown enough; called after each save.
     /// Whether the store's ``CompactionPolicy`` would compact it now; always
     /// false under `.manual`.
     public var isCompactionDue: Bool {
         journal.options.compaction.isDue(journalBytes: journal.journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate })
     }
 
+    /// Starts a compaction on a background thread when the policy says the
+    /// journal has grown enough; called after each save.
+    ///
+    /// One that would not fit in the free space does not start, and says so
+    /// in ``lastCompactionError``; each later save checks again (a
+    /// `statvfs`, no thread), so it starts once space is free. One that
+    /// failed after it started is tried again once the journal doubled, so
+    /// that a failing disk is not hit on every save.
     func compactInBackgroundIfDue() {
         let policy = journal.options.compaction
         guard policy != .manual, journal.options.access == .readWrite, !compactions.isScheduled.load(ordering: .relaxed) else { return }
         let journalBytes = journal.journalBytes
-        guard journalBytes > compactions.retryAbove.load(ordering: .relaxed),
-              policy.isDue(journalBytes: journalBytes, liveBytes: state.withLock { $0.liveBytesEstimate }),
-              compactions.isScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
+        let liveBytes = state.withLock { $0.liveBytesEstimate }
+        guard journalBytes > compactions.retryAbove.load(ordering: .relaxed), policy.isDue(journalBytes: journalBytes, liveBytes: liveBytes) else { return }
+        do throws(LogStoreError) {
+            try checkFreeSpaceForCompaction(liveBytes: liveBytes)
+        } catch {
+            compactions.lastError.withLock { $0 = error }
+            return
+        }
+        guard compactions.isScheduled.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
         Thread.detachNewThread { [self] in
             defer { compactions.isScheduled.store(false, ordering: .relaxed) }
             do throws(LogStoreError) {

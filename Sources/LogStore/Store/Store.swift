@@ -254,6 +254,9 @@ public final class Store: Sendable {
 
     /// Closes the file, after a compaction under way stops (its new file is
     /// removed; the store stays as it was). Saves after this fail with `.closed`.
+    /// Under group commit, saves that wrote their transaction and wait for
+    /// a flush are flushed first, and succeed; close returns once that
+    /// flush has.
     /// The store also lets go of its ``mainContext`` (which holds the store),
     /// so both are freed once the app lets go of them.
     public func close() {

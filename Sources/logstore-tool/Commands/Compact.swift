@@ -10,11 +10,12 @@ struct Compact: ParsableCommand {
         discussion: """
             Shows a progress bar on a terminal and plain lines otherwise (on standard error), \
             then the sizes before and after. Refuses (exit 4) while another process has the \
-            store open: close the app, or let it compact the store itself. A compaction that \
-            fails or is interrupted leaves the store as it was. The compacted file keeps the \
-            store's mode, owner, group and extended attributes; only root can keep an owner \
-            other than the user running the tool (that user then owns it, with the store's \
-            group and mode).
+            store open: close the app, or let it compact the store itself. Does not start \
+            (exit 5, saying how much space it needs) when the disk has too little free space \
+            for the new file. A compaction that fails or is interrupted leaves the store as it \
+            was. The compacted file keeps the store's mode, owner, group and extended \
+            attributes; only root can keep an owner other than the user running the tool (that \
+            user then owns it, with the store's group and mode).
             """)
 
     @OptionGroup var common: CommonOptions

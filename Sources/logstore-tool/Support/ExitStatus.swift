@@ -37,7 +37,7 @@ enum ExitStatus {
         case .storeLocked: return locked
         case .invalidPredicate, .unknownEntity, .unknownKey, .invalidArgument: return usage
         case .io where error.errno == ENOENT: return cannotOpen
-        case .io, .writeFailed, .closed: return failed
+        case .io, .writeFailed, .closed, .diskFull: return failed
         default: return cannotOpen
         }
     }

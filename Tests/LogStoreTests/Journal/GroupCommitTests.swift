@@ -93,6 +93,23 @@ struct GroupCommitTests {
         }
     }
 
+    @Test("close() makes the frame of a save still waiting for its group flush durable; the save then returns without touching the closed file")
+    func closeFlushesWaitingSaves() throws {
+        let disk = SimulatedDisk()
+        let journal = try WriteFailureTests.groupCommitJournal(on: disk)
+        // A save between writing its frame and waiting for the flush, as the
+        // store's saves are once they let go of the store's lock.
+        let sequence = try journal.write([journal.sampleInsert(key: 2)])
+        journal.close()
+        #expect(throws: Never.self) { try journal.waitUntilDurable(sequence) }
+        #expect(disk.callsAfterClose == [], "a descriptor was used after close")
+        #expect(throws: LogStoreError.self) { try journal.appendSample(key: 3) }
+
+        let reopened = try WriteFailureTests.reopenAfterPowerCut(disk)
+        defer { reopened.close() }
+        #expect(try reopened.checkSamples() == 2)
+    }
+
     @Test("Group commit with no window still returns only after durability")
     func groupCommitWithoutWindow() throws {
         try withTemporaryDirectory { directory in

@@ -1,5 +1,6 @@
-// A failed write or fsync fails that save and every later one, and nothing
-// unacknowledged is ever presented as saved.
+// A failed write or fsync fails that save and every later one, a full disk
+// fails only the saves that find it full, and nothing unacknowledged is ever
+// presented as saved.
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,7 @@ import Testing
 @Suite("Write and fsync failures")
 struct WriteFailureTests {
     @Test("A failed write throws the system error, and every later append is refused with it",
-          arguments: [EIO, ENOSPC])
+          arguments: [EIO, EROFS])
     func failedWrite(code: Int32) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
@@ -40,38 +41,45 @@ struct WriteFailureTests {
         }
     }
 
-    @Test("A write cut short by a full disk is cut off at once; the reopened store is clean and writable")
-    func shortWrite() throws {
+    @Test("A write that finds the disk or the quota full fails that append only; the next is written at the next sequence number",
+          arguments: [ENOSPC, EDQUOT], [nil, 57])
+    func fullDisk(code: Int32, landed: Int?) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
-            let (journal, _) = try makeFaultyJournal(at: path, plan: .init(failingWrite: 2, writeError: ENOSPC, shortWriteBytes: 57))
+            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingWrite: 2, writeError: code, shortWriteBytes: landed))
             try journal.appendSample(key: 1, size: 300)
+            let end = try file.size()
             let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2, size: 300) }
-            #expect(failure?.errno == ENOSPC)
-            #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
+            #expect(failure?.kind == .diskFull)
+            #expect(failure?.errno == code)
+            #expect(failure?.message.contains(path) == true)
+            // The bytes the full disk took are cut off at once.
+            #expect(try file.size() == end)
+            #expect(journal.lastSequence == 1)
+
+            #expect(try journal.appendSample(key: 2) == 2)
+            #expect(try journal.checkSamples() == 2)
             journal.close()
 
             let reopened = try Journal(path: path)
             defer { reopened.close() }
-            #expect(reopened.recovery.outcome == .clean, "the 57 bytes the full disk took were not cut off")
-            #expect(try reopened.checkSamples() == 1)
-            // The store is writable again after the reopen, at the next sequence number.
-            #expect(try reopened.appendSample(key: 2) == 2)
+            #expect(reopened.recovery.outcome == .clean)
             #expect(try reopened.checkSamples() == 2)
         }
     }
 
-    @Test("A failed fsync fails the save that waited for it and refuses every later one")
-    func failedSync() throws {
+    @Test("A failed fsync fails the save that waited for it and refuses every later one, also when the disk filled up under it",
+          arguments: [EIO, ENOSPC])
+    func failedSync(code: Int32) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
-            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingSync: 2))
+            let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingSync: 2, syncError: code))
             try journal.appendSample(key: 1)
             let durableBefore = file.durableEnd
 
             let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2) }
             #expect(failure?.kind == .io)
-            #expect(failure?.errno == EIO)
+            #expect(failure?.errno == code)
             #expect(failure?.message.contains("fdatasync") == true)
             // No retry of the fsync: after a failed fsync the kernel may have
             // dropped the dirty pages, so a retry that succeeds proves nothing.
@@ -122,19 +130,10 @@ struct WriteFailureTests {
     @Test("Under group commit a write failing while a flush is under way leaves the frames that flush acknowledges")
     func writeFailingDuringFlush() throws {
         let disk = SimulatedDisk()
-        let path = "/simulated/store.logstore"
-        let journal = try Journal(path: path, options: JournalOptions(durability: .groupCommit(window: .zero), compaction: .manual), fileSystem: disk)
-        try journal.appendSample(key: 1)
-
-        // The second save's flush stops before its fdatasync, the lock let go.
-        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
-        disk.holdNextFdatasync(arrived: arrived, gate: gate)
+        let journal = try Self.groupCommitJournal(on: disk)
         let outcomes = Outcomes()
         let finished = DispatchGroup()
-        DispatchQueue.global().async(group: finished) {
-            outcomes.record((try? journal.appendSample(key: 2)) == nil ? .io : nil)
-        }
-        arrived.wait()
+        let gate = Self.holdSecondSaveInItsFlush(journal, on: disk, outcomes: outcomes, group: finished)
 
         // Meanwhile a third save's write fails, and the writer cuts the file back.
         disk.arm(failing: 1, of: "write", with: .error(EIO))
@@ -150,10 +149,94 @@ struct WriteFailureTests {
 
         // The second save was acknowledged: it must be there, fsynced.
         #expect(outcomes.all == [nil])
-        let reopened = try Journal(path: path, options: JournalOptions(createIfMissing: false), fileSystem: disk.afterPowerCut(.loseUnsynced, seed: 1))
+        let reopened = try Self.reopenAfterPowerCut(disk)
         defer { reopened.close() }
         #expect(reopened.recovery.outcome == .clean)
         #expect(try reopened.checkSamples() == 2)
+    }
+
+    @Test("Under group commit a full disk fails the save that found it full; frames written before it, synced or not, are kept and acknowledged")
+    func fullDiskDuringFlush() throws {
+        let disk = SimulatedDisk()
+        let journal = try Self.groupCommitJournal(on: disk)
+        let outcomes = Outcomes()
+        let finished = DispatchGroup()
+        let gate = Self.holdSecondSaveInItsFlush(journal, on: disk, outcomes: outcomes, group: finished)
+        // The third writes its frame, which that flush does not cover, and waits.
+        DispatchQueue.global().async(group: finished) { outcomes.record(Self.kind(of: { try journal.appendSample(key: 3) })) }
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while journal.lastSequence < 3, Date() < deadline { usleep(1_000) }
+        #expect(journal.lastSequence == 3)
+
+        // The fourth finds the disk full, while that flush is still held.
+        disk.limitFreeSpace(to: 20)
+        disk.arm()
+        let fourth = Outcomes()
+        DispatchQueue.global().async(group: finished) { fourth.record(Self.kind(of: { try journal.appendSample(key: 4) })) }
+        while !disk.calls.contains("write"), Date() < deadline { usleep(1_000) }
+        gate.signal()
+        finished.wait()
+        #expect(fourth.all == [.diskFull])
+        #expect(outcomes.all.count == 2)
+        #expect(outcomes.all.allSatisfy { $0 == nil }, "saves written before the full disk failed: \(outcomes.all)")
+
+        // Space comes back: the next save takes the fourth sequence number.
+        disk.removeSpaceLimit()
+        #expect(try journal.appendSample(key: 4) == 4)
+        journal.close()
+        #expect(disk.callsAfterClose == [])
+
+        let reopened = try Self.reopenAfterPowerCut(disk)
+        defer { reopened.close() }
+        #expect(reopened.recovery.outcome == .clean)
+        #expect(try reopened.checkSamples() == 4)
+    }
+
+    @Test("Reading a journal's transactions after close is a .closed error, and touches no descriptor")
+    func readAfterClose() throws {
+        let disk = SimulatedDisk()
+        let journal = try Self.groupCommitJournal(on: disk)
+        journal.close()
+        let error = #expect(throws: LogStoreError.self) { try journal.transactions() }
+        #expect(error?.kind == .closed)
+        #expect(disk.callsAfterClose == [])
+    }
+
+    static let simulatedPath = "/simulated/store.logstore"
+
+    /// A group-commit journal on `disk` that flushes at once, sample 1 saved.
+    static func groupCommitJournal(on disk: SimulatedDisk) throws -> Journal {
+        let journal = try Journal(path: simulatedPath, options: JournalOptions(durability: .groupCommit(window: .zero), compaction: .manual), fileSystem: disk)
+        try journal.appendSample(key: 1)
+        return journal
+    }
+
+    /// Appends sample 2 on another thread of `group`, its outcome recorded
+    /// in `outcomes`, and returns once the flush it leads stops before its
+    /// fdatasync, the journal's lock let go: signal the returned gate to let
+    /// that flush go on.
+    static func holdSecondSaveInItsFlush(_ journal: Journal, on disk: SimulatedDisk, outcomes: Outcomes, group: DispatchGroup) -> DispatchSemaphore {
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        disk.holdNextFdatasync(arrived: arrived, gate: gate)
+        DispatchQueue.global().async(group: group) { outcomes.record(kind(of: { try journal.appendSample(key: 2) })) }
+        arrived.wait()
+        return gate
+    }
+
+    /// The journal of ``groupCommitJournal(on:)`` as a power cut that
+    /// loses every unsynced write leaves it.
+    static func reopenAfterPowerCut(_ disk: SimulatedDisk) throws -> Journal {
+        try Journal(path: simulatedPath, options: JournalOptions(createIfMissing: false), fileSystem: disk.afterPowerCut(.loseUnsynced, seed: 1))
+    }
+
+    /// The kind of error `body` throws, nil when it returns.
+    static func kind(of body: () throws -> Void) -> LogStoreError.Kind? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return (error as? LogStoreError)?.kind ?? .io
+        }
     }
 
     @Test("A transaction over the frame limit is refused before anything is written, and the journal stays usable")

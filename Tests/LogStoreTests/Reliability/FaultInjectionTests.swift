@@ -35,7 +35,8 @@ struct FaultInjectionTests {
     /// Save `batch`: three entries of that batch, and its slot's counter set
     /// to it, in one transaction, so a save half visible shows as a batch of
     /// one or two entries, or a counter that disagrees with the entries.
-    static func save(_ batch: Int, in store: Store) throws {
+    /// `padding` lengthens each entry's text by that many bytes.
+    static func save(_ batch: Int, in store: Store, padding: Int = 0) throws {
         let context = store.newContext()
         let slot = Int64(batch % slots)
         let counter = try context.fetch(FetchRequest(entityName: "Counter", predicate: try ObjectPredicate("slot == %d", slot))).first ?? context.insert("Counter")
@@ -44,7 +45,7 @@ struct FaultInjectionTests {
         for index in 0..<3 {
             let entry = try context.insert("Entry")
             entry["batch"] = Int64(batch)
-            entry["text"] = "entry \(index) of batch \(batch) " + String(repeating: "x", count: batch * 7 % 50)
+            entry["text"] = "entry \(index) of batch \(batch) " + String(repeating: "x", count: batch * 7 % 50 + padding)
         }
         try context.save()
     }
@@ -165,7 +166,7 @@ struct FaultInjectionTests {
     static func inject(
         _ name: String, callsVary: Bool = false, holes: Bool = false, setUp: () throws -> Scene,
         operation: (inout Scene) -> Bool,
-        afterwards: (inout Scene, _ succeeded: Bool) -> Void = { _, _ in }
+        afterwards: (inout Scene, _ succeeded: Bool, _ fault: SimulatedDisk.Fault) -> Void = { _, _, _ in }
     ) throws {
         var dry = try setUp()
         dry.disk.arm()
@@ -217,7 +218,7 @@ struct FaultInjectionTests {
                     #expect(!succeeded, "\(context): reported success")
                 }
                 scene.disk.arm()
-                afterwards(&scene, succeeded)
+                afterwards(&scene, succeeded, fault)
                 var allowance = Allowance(salvage: holes)
                 if lied { allowance.promisedBeforeLie = acknowledgedBefore }
                 try checkAfterPowerCuts(scene.disk, scene.ledger, allowance, context, &tally)
@@ -243,9 +244,14 @@ struct FaultInjectionTests {
         return Scene(disk: disk, store: store, ledger: ledger)
     }
 
-    /// After a failed write or fsync, the store refuses saves until reopened.
-    static func expectRefusal(_ scene: inout Scene, _ context: String) {
+    /// After a failed write or fsync, the store refuses saves until
+    /// reopened; after a write that found the disk full, it takes them.
+    static func expectRefusal(_ scene: inout Scene, _ context: String, after fault: SimulatedDisk.Fault) {
         let next = scene.ledger.attempted.max()! + 1
+        if fault.fillsDisk {
+            #expect(throws: Never.self, "\(context): a save after a full disk") { try scene.ledger.save(next, in: scene.store!).get() }
+            return
+        }
         guard case .failure(let error) = scene.ledger.save(next, in: scene.store!) else {
             Issue.record("\(context): a save after the failure was accepted")
             return
@@ -257,8 +263,8 @@ struct FaultInjectionTests {
     func save() throws {
         try Self.inject("save", setUp: { try Self.storeWithSaves(5) }) { scene in
             (try? scene.ledger.save(6, in: scene.store!).get()) != nil
-        } afterwards: { scene, succeeded in
-            if succeeded { _ = scene.ledger.save(7, in: scene.store!) } else { Self.expectRefusal(&scene, "save") }
+        } afterwards: { scene, succeeded, fault in
+            if succeeded { _ = scene.ledger.save(7, in: scene.store!) } else { Self.expectRefusal(&scene, "save", after: fault) }
         }
     }
 
@@ -282,8 +288,8 @@ struct FaultInjectionTests {
             scene.ledger.attempted.formUnion(outcome.keys)
             scene.ledger.acknowledged.formUnion(outcome.filter(\.value).keys)
             return outcome.values.allSatisfy { $0 }
-        } afterwards: { scene, succeeded in
-            if !succeeded { Self.expectRefusal(&scene, "group commit") }
+        } afterwards: { scene, succeeded, fault in
+            if !succeeded { Self.expectRefusal(&scene, "group commit", after: fault) }
         }
     }
 
@@ -291,7 +297,7 @@ struct FaultInjectionTests {
     func compaction() throws {
         try Self.inject("compaction", setUp: { try Self.storeWithSaves(20) }) { scene in
             (try? scene.store!.compact()) != nil
-        } afterwards: { scene, _ in
+        } afterwards: { scene, _, _ in
             // Before the rename the store carries on in the old file; after
             // it, a failed directory fsync stops writes. Either way, a save
             // that is acknowledged must survive the power cut.

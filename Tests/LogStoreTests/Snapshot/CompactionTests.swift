@@ -265,4 +265,56 @@ struct CompactionUnderLoadTests {
             #expect(size < 160_000, "the file is \(size) bytes")
         }
     }
+
+    @Test("A compaction whose copy rounds see the journal cut back by a failed flush stops cleanly; the store keeps every acknowledged save")
+    func copyRoundsAfterACutBack() throws {
+        typealias Faults = FaultInjectionTests
+        let options = JournalOptions(durability: .groupCommit(window: .zero), compression: .none, compaction: .manual)
+        var scene = try Faults.storeWithSaves(3, options: options)
+        let store = try #require(scene.store)
+        defer { store.close() }
+        let flushHeld = DispatchSemaphore(value: 0), releaseFlush = DispatchSemaphore(value: 0)
+        let copyHeld = DispatchSemaphore(value: 0), releaseCopy = DispatchSemaphore(value: 0)
+        let saver = DispatchGroup()
+        let saved = Protected<Bool?>(nil)
+        var started = false
+        let error = #expect(throws: LogStoreError.self) {
+            try store.compact { stage, _ in
+                switch stage {
+                case .writingSnapshot where !started:
+                    // A save larger than a copy round writes its frame while
+                    // the snapshot is written; its flush is held.
+                    started = true
+                    scene.disk.holdNextFdatasync(arrived: flushHeld, gate: releaseFlush)
+                    DispatchQueue.global().async(group: saver) {
+                        saved.withLock { $0 = (try? Faults.save(4, in: store, padding: 100_000)) != nil }
+                    }
+                    flushHeld.wait()
+                case .copyingJournal:
+                    // The first copy round copies that frame; before the next,
+                    // its flush fails and the journal is cut back before it.
+                    let end = store.journal.currentFile.end
+                    scene.disk.arm(failing: 1, of: "fdatasync")
+                    scene.disk.holdNextWrite(arrived: copyHeld, gate: releaseCopy)
+                    DispatchQueue.global().async {
+                        copyHeld.wait()
+                        releaseFlush.signal()
+                        let deadline = Date(timeIntervalSinceNow: 30)
+                        while store.journal.currentFile.end >= end, Date() < deadline { usleep(1_000) }
+                        releaseCopy.signal()
+                    }
+                default:
+                    break
+                }
+            }
+        }
+        saver.wait()
+        #expect(error?.kind == .writeFailed, "\(String(describing: error))")
+        #expect(saved.withLock { $0 } == false)
+        #expect(scene.disk.allNames == [Faults.path], "the compaction left its file")
+        scene.ledger.attempted.insert(4)
+        scene.disk.arm()
+        var tally = Faults.Tally()
+        try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a cut back during compaction", &tally)
+    }
 }

@@ -43,6 +43,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             }
         }
 
+        /// Whether the disk reports itself full (it is only ever so for a write).
+        var fillsDisk: Bool { self == .error(ENOSPC) || self == .shortWrite }
+
         /// The faults worth trying on a call of this name.
         static func applicable(to call: String) -> [Fault] {
             call == "write" ? [.error(EIO), .error(ENOSPC), .shortWrite, .lyingWrite] : [.error(EIO)]
@@ -115,7 +118,11 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var armed: (call: Int, kind: String?, fault: Fault?)?
     private var firedCall: String?
     private var frozen: SimulatedDisk?
-    private var held: (arrived: DispatchSemaphore, gate: DispatchSemaphore)?
+    /// Per kind of call, the hold its next call waits at.
+    private var holds: [String: (arrived: DispatchSemaphore, gate: DispatchSemaphore)] = [:]
+    private var closedFileCalls: [String] = []
+    /// How many bytes the named files may hold in all; nil for no limit.
+    private var capacity: Int?
 
     init() {}
 
@@ -150,19 +157,57 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     /// Makes the next fdatasync, before it does anything, signal `arrived`
     /// and wait for `gate`: a test can then act while that flush is under way.
     func holdNextFdatasync(arrived: DispatchSemaphore, gate: DispatchSemaphore) {
-        lock.withLock { held = (arrived, gate) }
+        lock.withLock { holds["fdatasync"] = (arrived, gate) }
     }
 
-    /// Takes the hold ``holdNextFdatasync(arrived:gate:)`` set, if any.
-    fileprivate func takeHold() -> (arrived: DispatchSemaphore, gate: DispatchSemaphore)? {
-        lock.withLock {
-            defer { held = nil }
-            return held
-        }
+    /// Makes the next write, before it does anything, signal `arrived` and
+    /// wait for `gate`: a test can then act while that write is about to land.
+    func holdNextWrite(arrived: DispatchSemaphore, gate: DispatchSemaphore) {
+        lock.withLock { holds["write"] = (arrived, gate) }
+    }
+
+    /// Waits at the hold set for the next `call`, if any, taking it.
+    fileprivate func waitAtHold(of call: String) {
+        guard let hold = lock.withLock({ holds.removeValue(forKey: call) }) else { return }
+        hold.arrived.signal()
+        hold.gate.wait()
+    }
+
+    // MARK: - Space
+
+    /// Leaves room for `bytes` more than the named files hold now, as if the
+    /// rest of the disk were taken: a write that would grow the files beyond
+    /// it lands the part that fits and fails with ENOSPC, as a real full disk
+    /// does. Shrinking a file frees its space again. Call it again, with
+    /// more, to free space; ``removeSpaceLimit()`` lifts the limit.
+    ///
+    /// Only files with a name count: a removed file's space is free at once
+    /// (a real disk frees it once the last descriptor closes too).
+    func limitFreeSpace(to bytes: Int) {
+        lock.withLock { capacity = usedBytesLocked() + bytes }
+    }
+
+    /// Lifts the limit ``limitFreeSpace(to:)`` set.
+    func removeSpaceLimit() { lock.withLock { capacity = nil } }
+
+    /// Bytes still free under the limit, nil when there is none.
+    var freeBytes: Int? { lock.withLock { freeBytesLocked() } }
+
+    private func usedBytesLocked() -> Int {
+        Set(names.values).reduce(0) { $0 + (inodes[$1]?.current.count ?? 0) }
+    }
+
+    private func freeBytesLocked() -> Int? {
+        capacity.map { max(0, $0 - usedBytesLocked()) }
     }
 
     /// The calls counted since the disk was armed, by name, in order.
     var calls: [String] { lock.withLock { callLog } }
+
+    /// Calls made on a file after it was closed, by name, in order: on a
+    /// real disk each would have used a descriptor number that another file
+    /// may hold by then.
+    var callsAfterClose: [String] { lock.withLock { closedFileCalls } }
 
     /// Whether the armed call has been reached.
     var faultFired: Bool { lock.withLock { firedCall != nil } }
@@ -439,6 +484,10 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
     }
 
+    func freeSpace(at path: String) -> UInt64? {
+        lock.withLock { freeBytesLocked().map(UInt64.init) ?? .max }
+    }
+
     // MARK: - Files
 
     /// One open file of the disk; its calls go through the disk's lock and count.
@@ -456,8 +505,13 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             self.writable = writable
         }
 
+        /// Called with the disk's lock held.
         private func checkOpen(_ call: String) throws(LogStoreError) {
-            if isClosed { throw SystemFile.error(EBADF, call, path: path) }
+            if isClosed {
+                // A real descriptor number may belong to another file by now.
+                disk.closedFileCalls.append(call)
+                throw SystemFile.error(EBADF, call, path: path)
+            }
         }
 
         func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int {
@@ -475,30 +529,36 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
 
         func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError) {
+            disk.waitAtHold(of: "write")
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("write")
                 guard writable else { throw SystemFile.error(EBADF, "write", path: path) }
                 let whole = Array(bytes)
                 var seen = whole, kept = whole
                 let fault = disk.count("write")
+                let file = disk.inodes[inode]!
+                // Past the space limit, the part that fits lands, and the
+                // write fails with ENOSPC, as an armed short write does.
+                var isFull = fault == .shortWrite
+                if fault == nil, let free = disk.freeBytesLocked(), Int(offset) + whole.count - file.current.count > free {
+                    seen = Array(whole.prefix(max(0, file.current.count + free - Int(offset))))
+                    kept = seen
+                    isFull = true
+                }
                 switch fault {
                 case .error(let code)?: throw SystemFile.error(code, "write", path: path, offset: offset)
                 case .shortWrite?: seen = Array(whole.prefix(whole.count / 2)); kept = seen
                 case .lyingWrite?: kept = Array(whole.prefix(whole.count / 2))
                 case nil: break
                 }
-                let file = disk.inodes[inode]!
                 SimulatedDisk.write(seen, at: Int(offset), into: &file.current)
                 if !kept.isEmpty { file.pending.append(.write(offset: Int(offset), bytes: kept)) }
-                if fault == .shortWrite { throw SystemFile.error(ENOSPC, "write", path: path, offset: offset + UInt64(seen.count)) }
+                if isFull { throw SystemFile.error(ENOSPC, "write", path: path, offset: offset + UInt64(seen.count)) }
             }
         }
 
         func synchronize() throws(LogStoreError) {
-            if let hold = disk.takeHold() {
-                hold.arrived.signal()
-                hold.gate.wait()
-            }
+            disk.waitAtHold(of: "fdatasync")
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("fdatasync")
                 let file = disk.inodes[inode]!
