@@ -15,11 +15,13 @@ enum ScanEnd: Sendable, Equatable {
     /// The last valid frame ends exactly at the end of the file.
     case clean
     /// An append cut short: bytes after the last valid frame that are not a
-    /// valid frame, with no valid frame after them.
+    /// valid frame, and no valid frame after them records the missing frame
+    /// as durable (a power cut in the middle of a flush).
     case tornTail(offset: UInt64, byteCount: UInt64, reason: String)
-    /// A damaged frame that no crash can explain: a valid frame follows it,
-    /// or it declares an impossible size, or its checksum matches but its
-    /// contents are invalid.
+    /// A damaged frame that no crash can explain: a valid frame after it
+    /// records it durable (or records nothing, as frames before format
+    /// version 4 do), or it declares an impossible size, or its checksum
+    /// matches but its contents are invalid.
     case damage(offset: UInt64, frameNumber: Int, reason: String)
 }
 
@@ -34,6 +36,10 @@ struct ScanSummary: Sendable {
     var lastTimestampMicroseconds: Int64?
     var storedPayloadBytes: UInt64 = 0
     var rawPayloadBytes: UInt64 = 0
+    /// With a `.tornTail` end: the valid frames found after the bad bytes,
+    /// none of which records the missing frame as durable, so they are
+    /// frames of an unfinished flush cut off with it (FORMAT.md §6).
+    var unsyncedFramesAfterEnd = 0
 }
 
 /// Reads frames sequentially through a sliding buffer, checking each
@@ -78,7 +84,7 @@ struct FrameScanner {
             let remaining = limit - offset
             if remaining == 0 { summary.end = .clean; break }
             if remaining < UInt64(FrameLayout.headerSize) {
-                summary.end = try classify(offset, number, "the frame header is cut short", after: summary.lastSequence)
+                summary.end = try classify(offset, number, "the frame header is cut short", summary: &summary)
                 break
             }
             // The header slice must not outlive this statement: a live slice
@@ -91,12 +97,12 @@ struct FrameScanner {
                 summary.end = .damage(offset: offset, frameNumber: number, reason: "the frame \(reason)")
                 return summary
             case .failure(let problem):
-                summary.end = try classify(offset, number, describe(problem), after: summary.lastSequence)
+                summary.end = try classify(offset, number, describe(problem), summary: &summary)
                 return summary
             }
             let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
             if frameSize > remaining {
-                summary.end = try classify(offset, number, "the frame's payload is cut short (\(remaining - UInt64(FrameLayout.headerSize)) of \(storedSize) bytes)", after: summary.lastSequence)
+                summary.end = try classify(offset, number, "the frame's payload is cut short (\(remaining - UInt64(FrameLayout.headerSize)) of \(storedSize) bytes)", summary: &summary)
                 return summary
             }
             let frame = try bytes(at: offset, count: Int(frameSize))
@@ -105,7 +111,7 @@ struct FrameScanner {
                 let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
                 let payload = UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])
                 guard FrameHeader.checksumMatches(header: head, payload: payload) else {
-                    outcome = try classify(offset, number, "the frame fails its checksum", after: summary.lastSequence)
+                    outcome = try classify(offset, number, "the frame fails its checksum", summary: &summary)
                     return
                 }
                 let parsed: FrameHeader
@@ -149,11 +155,30 @@ struct FrameScanner {
         }
     }
 
-    /// A frame that is not valid is a torn tail if nothing valid follows it,
-    /// and damage otherwise (FORMAT.md §6).
-    private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, after lastSequence: UInt64?) throws(LogStoreError) -> ScanEnd {
-        if let next = try nextValidFrame(after: offset, sequenceAbove: lastSequence) {
-            return .damage(offset: offset, frameNumber: number, reason: "\(reason), and a valid frame follows at offset \(next)")
+    /// A frame that is not valid is a torn tail unless a valid frame after
+    /// it proves it was once durable (FORMAT.md §6): one that records the
+    /// missing sequence number as durable, or records nothing (a frame of a
+    /// file before format version 4, or of a snapshot). Valid frames that
+    /// record less stand where no save was acknowledged yet: a flush whose
+    /// pages a power cut wrote in part. They go with the torn tail.
+    private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, summary: inout ScanSummary) throws(LogStoreError) -> ScanEnd {
+        let missing = (summary.lastSequence ?? 0) &+ 1
+        var position = offset
+        var unsynced = 0
+        while let (next, header) = try nextValidFrameHeader(after: position, sequenceAbove: summary.lastSequence) {
+            guard let durable = header.durableSequence else {
+                return .damage(offset: offset, frameNumber: number, reason: "\(reason), and a valid frame follows at offset \(next)")
+            }
+            if durable >= missing {
+                return .damage(offset: offset, frameNumber: number, reason: "\(reason), and the valid frame at offset \(next) (sequence \(header.sequence)) records sequence \(durable) as durable, so the frame here was on disk once")
+            }
+            unsynced += 1
+            // Continue right after it: the next frame of that flush, if any.
+            position = next + header.frameSize - 1
+        }
+        summary.unsyncedFramesAfterEnd = unsynced
+        if unsynced > 0 {
+            return .tornTail(offset: offset, byteCount: limit - offset, reason: "\(reason), and none of the \(unsynced) valid frames after it records sequence \(missing) as durable: frames of a flush a power cut interrupted, none of them acknowledged")
         }
         return .tornTail(offset: offset, byteCount: limit - offset, reason: reason)
     }
@@ -162,6 +187,12 @@ struct FrameScanner {
     /// Only frames with a later sequence number count: bytes that happen to
     /// look like an older frame (a store file kept as a value, say) do not.
     mutating func nextValidFrame(after offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> UInt64? {
+        try nextValidFrameHeader(after: offset, sequenceAbove: lastSequence)?.offset
+    }
+
+    /// The first valid frame that starts after `offset`, and its header; see
+    /// ``nextValidFrame(after:sequenceAbove:)``.
+    private mutating func nextValidFrameHeader(after offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> (offset: UInt64, header: FrameHeader)? {
         let magic = withUnsafeBytes(of: FrameLayout.magic.littleEndian) { Array($0) }
         var position = offset + 1
         while position + UInt64(FrameLayout.headerSize) <= limit {
@@ -174,8 +205,8 @@ struct FrameScanner {
                     candidates.append(position + UInt64(index))
                 }
             }
-            for candidate in candidates where try isValidFrame(at: candidate, sequenceAbove: lastSequence) {
-                return candidate
+            for candidate in candidates {
+                if let header = try validFrame(at: candidate, sequenceAbove: lastSequence) { return (candidate, header) }
             }
             // Overlap windows so a magic split across two of them is seen.
             position += UInt64(max(window.count - magic.count + 1, 1))
@@ -183,18 +214,20 @@ struct FrameScanner {
         return nil
     }
 
-    private mutating func isValidFrame(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> Bool {
-        guard offset + UInt64(FrameLayout.headerSize) <= limit else { return false }
+    /// The header of the valid frame at `offset` with a sequence number
+    /// above `lastSequence`, or nil.
+    private mutating func validFrame(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> FrameHeader? {
+        guard offset + UInt64(FrameLayout.headerSize) <= limit else { return nil }
         let declared = try bytes(at: offset, count: FrameLayout.headerSize).withUnsafeBytes { FrameHeader.declaredPayloadSize($0) }
-        guard case .success(let storedSize) = declared else { return false }
+        guard case .success(let storedSize) = declared else { return nil }
         let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
-        guard offset + frameSize <= limit else { return false }
+        guard offset + frameSize <= limit else { return nil }
         let frame = try bytes(at: offset, count: Int(frameSize))
         return frame.withUnsafeBytes { raw in
             let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
             guard FrameHeader.checksumMatches(header: head, payload: UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])),
-                  case .success(let parsed) = FrameHeader.parse(head) else { return false }
-            return lastSequence.map { parsed.sequence > $0 } ?? true
+                  case .success(let parsed) = FrameHeader.parse(head), lastSequence.map({ parsed.sequence > $0 }) ?? true else { return nil }
+            return parsed
         }
     }
 

@@ -116,6 +116,7 @@ public final class Journal: Sendable {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
+        origin.recordsDurability = header.writeVersion >= FileLayout.durableClaimVersion
         let (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
@@ -123,10 +124,10 @@ public final class Journal: Sendable {
         case .clean:
             break
         case .tornTail(let offset, let byteCount, let reason):
-            report = RecoveryReport(outcome: .tornTail, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: byteCount, reason: reason)
+            let outcome: RecoveryReport.Outcome = summary.unsyncedFramesAfterEnd > 0 ? .unsyncedFramesDiscarded : .tornTail
+            report = RecoveryReport(outcome: outcome, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: byteCount, reason: reason)
             if options.access == .readWrite {
                 try file.truncate(to: offset)
-                try file.synchronize()
             }
         case .damage(let offset, let frameNumber, let reason):
             guard options.recoveryMode == .salvage else {
@@ -136,9 +137,12 @@ public final class Journal: Sendable {
             if options.access == .readWrite {
                 report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
-                try file.synchronize()
             }
         }
+        // The writer records every frame kept here as durable in the frames
+        // it writes (FORMAT.md §6), so they must be: a writer that died
+        // under .deferredToOS may have left them in the page cache only.
+        if options.access == .readWrite { try file.synchronize() }
 
         self.path = path
         self.options = options

@@ -85,6 +85,15 @@ public struct RecoveryReport: Sendable, Hashable {
         /// were cut off (read-write) or ignored (read-only). Only that
         /// unacknowledged transaction is gone.
         case tornTail
+        /// A power cut left a hole among frames that were written but not
+        /// yet durable (the disk wrote some pages of a flush and not
+        /// others), and valid frames after it. No later frame claims the
+        /// missing one durable (FORMAT.md §6), so no save was acknowledged
+        /// from there on: those bytes were cut off (read-write) or ignored
+        /// (read-only), as a torn tail is. ``RecoveryReport/droppedByteCount``
+        /// says how much, for a log line such as "N bytes of unsynced
+        /// frames discarded after a power cut".
+        case unsyncedFramesDiscarded
         /// Salvage mode met damage and kept what came before it.
         case salvaged
     }
