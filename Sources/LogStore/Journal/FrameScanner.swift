@@ -40,6 +40,13 @@ struct ScanSummary: Sendable {
     /// none of which records the missing frame as durable, so they are
     /// frames of an unfinished flush cut off with it (FORMAT.md §6).
     var unsyncedFramesAfterEnd = 0
+    /// Where the last frame ends that a frame read records as durable (a
+    /// frame that records nothing counts as durable itself, as frames of
+    /// files before format version 4 and frames a compaction copied were
+    /// written durable): the most a writer could still cut back to after a
+    /// failed flush (FORMAT.md §7), and how many frames it counts.
+    var durableEnd = UInt64(FileLayout.headerSize)
+    var durableFrameCount = 0
 }
 
 /// Reads frames sequentially through a sliding buffer, checking each
@@ -81,7 +88,11 @@ struct FrameScanner {
     ) throws(LogStoreError) -> ScanSummary {
         var summary = ScanSummary()
         summary.validEnd = start
+        summary.durableEnd = start
         summary.lastSequence = lastSequence
+        // Frames past the durable point so far (from `firstUndurable` on):
+        // sequence, end, count. Each leaves once, so the bookkeeping is linear.
+        var undurable: [(sequence: UInt64, end: UInt64, count: Int)] = [], firstUndurable = 0
         var offset = start
         while true {
             let number = firstNumber + summary.frameCount
@@ -141,6 +152,16 @@ struct FrameScanner {
                 summary.lastTimestampMicroseconds = parsed.timestampMicroseconds
                 summary.storedPayloadBytes += UInt64(parsed.storedSize)
                 summary.rawPayloadBytes += UInt64(parsed.rawSize)
+                undurable.append((parsed.sequence, offset + frameSize, summary.frameCount))
+                let vouched = parsed.durableSequence ?? parsed.sequence
+                while firstUndurable < undurable.count, undurable[firstUndurable].sequence <= vouched {
+                    (summary.durableEnd, summary.durableFrameCount) = (undurable[firstUndurable].end, undurable[firstUndurable].count)
+                    firstUndurable += 1
+                }
+                if firstUndurable > 1024, firstUndurable * 2 > undurable.count {
+                    undurable.removeFirst(firstUndurable)
+                    firstUndurable = 0
+                }
             }
             if let outcome {
                 summary.end = outcome

@@ -117,7 +117,7 @@ public final class Journal: Sendable {
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
         origin.recordsDurability = header.writeVersion >= FileLayout.durableClaimVersion
-        let (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
+        var (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
         switch summary.end {
@@ -143,6 +143,15 @@ public final class Journal: Sendable {
         // it writes (FORMAT.md §6), so they must be: a writer that died
         // under .deferredToOS may have left them in the page cache only.
         if options.access == .readWrite { try file.synchronize() }
+        // A reader stops where a live writer could still cut back to after
+        // a failed flush (FORMAT.md §7). Tested after the scan: a writer
+        // that opens later only appends after what the scan found.
+        if options.access == .readOnly, summary.durableEnd < summary.validEnd, try file.isLockedByWriter() {
+            let found = summary.frameCount
+            (summary, symbols, dictionary) = try origin.checkTransactions(limit: summary.durableEnd)
+            report.frameCount = summary.frameCount
+            report.framesNotYetDurable = found - summary.frameCount
+        }
 
         self.path = path
         self.options = options

@@ -33,6 +33,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
 
     func reopenForReading() throws(LogStoreError) -> any FileIO { try base.reopenForReading() }
     func lockExclusively() throws(LogStoreError) { try base.lockExclusively() }
+    func isLockedByWriter() throws(LogStoreError) -> Bool { try base.isLockedByWriter() }
     func identity() throws(LogStoreError) -> FileIdentity { try base.identity() }
 
     private let base: SystemFile
