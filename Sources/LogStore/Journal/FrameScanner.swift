@@ -323,22 +323,33 @@ struct FrameScanner {
     /// whose header passes the validity rule's checks but the checksum, with
     /// a sequence number above `lastSequence` and an end within the limit.
     private mutating func discoverCandidates(in range: Range<UInt64>, sequenceAbove lastSequence: UInt64?, into candidates: inout [Candidate]) throws(LogStoreError) {
-        let magic = withUnsafeBytes(of: FrameLayout.magic.littleEndian) { Array($0) }
-        var starts: [UInt64] = []
+        let magic = FrameLayout.magic.littleEndian
+        let limit = limit
+        func candidate(at start: UInt64, header raw: UnsafeRawBufferPointer) -> Candidate? {
+            guard case .success(let parsed) = FrameHeader.parse(raw), lastSequence.map({ parsed.sequence > $0 }) ?? true,
+                  start + parsed.frameSize <= limit else { return nil }
+            return Candidate(start: start, end: start + parsed.frameSize, checksum: parsed.checksum)
+        }
+        // Headers that run past the window, checked once it is let go.
+        var straddling: [UInt64] = [], parsedInPlace: UInt64 = 0
+        defer { examinedByteCount += parsedInPlace * UInt64(FrameLayout.headerSize) }
         try bytes(at: range.lowerBound, count: Int(range.count)).withUnsafeBytes { raw in
-            guard raw.count >= magic.count else { return }
-            for index in 0...(raw.count - magic.count)
-            where raw[index] == magic[0] && raw[index + 1] == magic[1] && raw[index + 2] == magic[2] && raw[index + 3] == magic[3] {
-                starts.append(range.lowerBound + UInt64(index))
+            guard raw.count >= MemoryLayout<UInt32>.size else { return }
+            for index in 0...(raw.count - MemoryLayout<UInt32>.size) where raw.loadUnaligned(fromByteOffset: index, as: UInt32.self) == magic {
+                let start = range.lowerBound + UInt64(index)
+                guard start + UInt64(FrameLayout.headerSize) <= limit else { continue }
+                if index + FrameLayout.headerSize <= raw.count {
+                    parsedInPlace += 1
+                    if let found = candidate(at: start, header: UnsafeRawBufferPointer(rebasing: raw[index..<(index + FrameLayout.headerSize)])) {
+                        candidates.append(found)
+                    }
+                } else {
+                    straddling.append(start)
+                }
             }
         }
-        for start in starts where start + UInt64(FrameLayout.headerSize) <= limit {
-            let head = try header(at: start)
-            let fields = head.withUnsafeBytes { raw -> (end: UInt64, checksum: UInt32)? in
-                guard case .success(let parsed) = FrameHeader.parse(raw), lastSequence.map({ parsed.sequence > $0 }) ?? true else { return nil }
-                return (start + parsed.frameSize, parsed.checksum)
-            }
-            if let fields, fields.end <= limit { candidates.append(Candidate(start: start, end: fields.end, checksum: fields.checksum)) }
+        for start in straddling {
+            if let found = try header(at: start).withUnsafeBytes({ candidate(at: start, header: $0) }) { candidates.append(found) }
         }
     }
 
