@@ -117,3 +117,34 @@ struct DurableClaimTests {
         }
     }
 }
+
+extension DurableClaimTests {
+    @Test("A writer reopening after a crash under deferred durability makes what it found durable before its frames claim it: every power cut then opens without salvage")
+    func reopenMakesFoundFramesDurable() throws {
+        let path = "/simulated/store.logstore"
+        let disk = SimulatedDisk()
+        let options = JournalOptions(durability: .deferredToOS)
+        // A process that dies leaves its frames in the page cache only.
+        let crashed = try Journal(path: path, options: options, fileSystem: disk)
+        for key in 1...3 { _ = try crashed.appendSample(key: UInt64(key)) }
+        crashed.close()
+        let reopened = try Journal(path: path, options: options, fileSystem: disk)
+        defer { reopened.close() }
+        _ = try reopened.appendSample(key: 4)
+        for cut in SimulatedDisk.PowerCut.allCases {
+            for seed in UInt64(1)...16 {
+                let what = "\(cut.rawValue), seed \(seed)"
+                let journal: Journal
+                do {
+                    journal = try Journal(path: path, options: JournalOptions(createIfMissing: false), fileSystem: disk.afterPowerCut(cut, seed: seed))
+                } catch {
+                    Issue.record("\(what): the store does not open: \(error)")
+                    continue
+                }
+                #expect(journal.recovery.outcome != .salvaged, "\(what)")
+                #expect(try journal.checkSamples() >= 3, "\(what): a frame the reopen found is gone")
+                journal.close()
+            }
+        }
+    }
+}
