@@ -2,6 +2,9 @@
 // after a failed flush (FORMAT.md §7): while a writer holds the store, it
 // reads only what some frame records as durable.
 
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 @_spi(Benchmarks) @testable import LogStore
@@ -54,11 +57,35 @@ struct DurableReaderTests {
         #expect(after.recovery == RecoveryReport.clean(frames: 3))
     }
 
+    @Test("A writer's open waits out a reader's test lock instead of failing")
+    func writerWaitsOutTestLock() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            try Journal(path: path).close()
+            // A reader's test lock, held as long as a slow reader might.
+            let descriptor = open(path, O_RDONLY)
+            #expect(descriptor >= 0 && flock(descriptor, LOCK_SH | LOCK_NB) == 0)
+            let released = DispatchSemaphore(value: 0)
+            Thread {
+                usleep(20_000)
+                _ = flock(descriptor, LOCK_UN)
+                _ = close(descriptor)
+                released.signal()
+            }.start()
+            defer { released.wait() }
+            let writer = try Journal(path: path)
+            writer.close()
+        }
+    }
+
     @Test("Readers testing for a writer never make a writer's open fail")
     func probesDoNotLockWritersOut() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
-            try Journal(path: path).close()
+            // Frames no frame records durable, so each reader tests for a writer.
+            let first = try Journal(path: path, options: JournalOptions(durability: .deferredToOS))
+            for key in 1...3 { _ = try first.appendSample(key: UInt64(key)) }
+            first.close()
             let stop = Protected(false)
             let finished = DispatchSemaphore(value: 0)
             Thread {
@@ -71,7 +98,7 @@ struct DurableReaderTests {
                 stop.withLock { $0 = true }
                 finished.wait()
             }
-            for round in 1...200 {
+            for round in 1...500 {
                 do { try Journal(path: path, options: JournalOptions(durability: .deferredToOS)).close() } catch { Issue.record("writer open \(round): \(error)"); return }
             }
         }
