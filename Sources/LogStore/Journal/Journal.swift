@@ -11,8 +11,9 @@ import Foundation
 /// ``append(_:)`` writes one frame holding a save's inserts (all values),
 /// updates (changed values only) and deletes, and returns once the
 /// ``Durability`` mode says the frame is safe. Opening a journal checks every
-/// frame, cuts off a transaction torn by a crash, and refuses a file damaged
-/// in the middle (FORMAT.md §6).
+/// frame, cuts off a transaction torn by a crash (and the frames of a flush
+/// a power cut interrupted, which no later frame records as durable), and
+/// refuses a file damaged in the middle (FORMAT.md §6).
 ///
 /// ```swift
 /// let journal = try Journal(path: "inventory.logstore")
