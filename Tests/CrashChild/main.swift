@@ -1,6 +1,8 @@
 // A child process for the crash tests: appends transactions to the store at
-// argv[1] with fsync every commit and prints each acknowledged sequence number
-// (flushed at once), until the parent kills it.
+// argv[1] and prints each acknowledged sequence number (flushed at once),
+// until the parent kills it. argv[3], when given, names the durability mode:
+// fsync (every commit, the default), group (group commit) or deferred
+// (deferred to the OS).
 //
 // `logstore-crash-child insert STORE COUNT` inserts COUNT objects without
 // saving them, prints each one's key as it gets its ID, then waits to be
@@ -23,12 +25,17 @@ if arguments.count >= 4, arguments[1] == "insert" {
     insertWithoutSaving(path: arguments[2], count: Int(arguments[3]) ?? 1)
 }
 guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: logstore-crash-child STORE [SEED] | compact STORE SEED\n".utf8))
+    FileHandle.standardError.write(Data("usage: logstore-crash-child STORE [SEED [fsync|group|deferred]] | compact STORE SEED\n".utf8))
     exit(2)
 }
 let seed = arguments.count >= 3 ? UInt64(arguments[2]) ?? 1 : 1
+let durability: Durability = switch arguments.count >= 4 ? arguments[3] : "fsync" {
+case "group": .groupCommit
+case "deferred": .deferredToOS
+default: .fsyncEveryCommit
+}
 do {
-    let journal = try Journal(path: arguments[1])
+    let journal = try Journal(path: arguments[1], options: JournalOptions(durability: durability))
     let entity = journal.symbol(for: "Event")
     let payload = journal.symbol(for: "payload"), sequenceField = journal.symbol(for: "sequence")
     var state = seed

@@ -14,7 +14,7 @@ import Foundation
 
 let groups: [any BenchmarkGroup.Type] = [
     AppendThroughput.self, CommitThroughput.self, Crc32cThroughput.self, Lz4Throughput.self,
-    SmallTransactionCompression.self, Recovery.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
+    SmallTransactionCompression.self, Recovery.self, RecoveryScan.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
     ToolThroughput.self, RelationshipThroughput.self,
 ]
 let groupNames = [ScalingMatrix.name] + groups.map { $0.name }

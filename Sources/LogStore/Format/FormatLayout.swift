@@ -9,13 +9,18 @@ enum FileLayout {
     static let magic: [UInt8] = Array("LOGSTORE".utf8)
     /// The newest format this code reads and writes, and the version of
     /// every file it creates: version 2 adds the snapshot (FORMAT.md §11),
-    /// version 3 the decimal value type (§5.2).
-    static let currentVersion: UInt16 = 3
+    /// version 3 the decimal value type (§5.2), version 4 the durable
+    /// distance in transaction frames (§3, §6).
+    static let currentVersion: UInt16 = 4
     /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
     /// The first version with decimal values; before it a Decimal
     /// attribute's value was stored as its text.
     static let decimalVersion: UInt16 = 3
+    /// The first version whose transaction frames record what their writer
+    /// knew durable (FORMAT.md §3); a writer appending to an older file
+    /// leaves the field 0, as that version's readers require.
+    static let durableClaimVersion: UInt16 = 4
     /// Where a version 2 header keeps the offset of the snapshot index frame.
     static let snapshotOffsetField = 40
     /// The size of the file header, in bytes.
@@ -29,8 +34,11 @@ enum FrameLayout {
     /// "LSFR" in ASCII, the first four bytes of every frame.
     static let magic: UInt32 = 0x5246_534C
     /// magic 4, crc 4, stored size 4, raw size 4, sequence 8, timestamp 8,
-    /// kind 1, codec 1, flags 2, reserved 4.
+    /// kind 1, codec 1, flags 2, durable distance 4 (reserved before
+    /// version 4).
     static let headerSize = 40
+    /// Where a transaction frame records its durable distance (§3).
+    static let durableDistanceOffset = 36
     /// The checksum covers the header from this offset on, then the payload.
     static let checksummedHeaderStart = 8
     /// The largest payload a frame may declare, stored or raw. A larger

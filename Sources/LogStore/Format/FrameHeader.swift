@@ -56,6 +56,26 @@ public struct FrameHeader: Hashable, Sendable {
     /// The raw payload begins with a new store dictionary (flags bit 0,
     /// FORMAT.md §5.3).
     public var carriesDictionary = false
+    /// How many frames back the last one lies that the writer knew durable
+    /// when it wrote this one: `sequence` minus that frame's sequence, or 0
+    /// when the frame records nothing (snapshot frames, files before format
+    /// version 4). FORMAT.md §3 and §6.
+    public var durableDistance: UInt32 = 0
+
+    /// The last sequence number the writer knew durable when it wrote this
+    /// frame, or nil when the frame records none. A power cut cannot have
+    /// taken a frame at or below it, so a hole there is damage (FORMAT.md §6).
+    public var durableSequence: UInt64? {
+        guard durableDistance > 0 else { return nil }
+        return sequence >= UInt64(durableDistance) ? sequence - UInt64(durableDistance) : 0
+    }
+
+    /// The distance to record in frame `sequence` when the frames up to
+    /// `durable` are known durable: saturating, so that a distance too large
+    /// for the field claims less than is true, never more.
+    static func durableDistance(sequence: UInt64, durable: UInt64) -> UInt32 {
+        UInt32(clamping: sequence - min(durable, sequence - 1))
+    }
 
     /// The time the frame was written.
     public var timestamp: Date { Date(timeIntervalSince1970: TimeInterval(timestampMicroseconds) / 1_000_000) }
@@ -75,7 +95,7 @@ public struct FrameHeader: Hashable, Sendable {
         frame.storeBytes(of: kind.rawValue, toByteOffset: 32, as: UInt8.self)
         frame.storeBytes(of: codec.rawValue, toByteOffset: 33, as: UInt8.self)
         frame.storeBytes(of: (carriesDictionary ? FrameLayout.carriesDictionaryFlag : 0).littleEndian, toByteOffset: 34, as: UInt16.self)
-        frame.storeBytes(of: UInt32(0), toByteOffset: 36, as: UInt32.self)
+        frame.storeBytes(of: durableDistance.littleEndian, toByteOffset: FrameLayout.durableDistanceOffset, as: UInt32.self)
         checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: frame[FrameLayout.checksummedHeaderStart...]))
         frame.storeBytes(of: checksum.littleEndian, toByteOffset: 4, as: UInt32.self)
     }
@@ -92,7 +112,7 @@ extension FrameHeader {
     static func encodeFrame(
         kind: FrameKind, sequence: UInt64, timestampMicroseconds: Int64, payload raw: UnsafeRawBufferPointer,
         compressor: LZ4.Compressor?, dictionary: LZ4.PresetDictionary? = nil, carriesDictionary: Bool = false,
-        into frame: inout ByteWriter
+        durableDistance: UInt32 = 0, into frame: inout ByteWriter
     ) -> FrameHeader {
         frame.removeAll()
         frame.append(contentsOf: repeatElement(0, count: FrameLayout.headerSize))
@@ -112,7 +132,7 @@ extension FrameHeader {
         var header = FrameHeader(
             checksum: 0, storedSize: UInt32(frame.count - FrameLayout.headerSize), rawSize: UInt32(raw.count),
             sequence: sequence, timestampMicroseconds: timestampMicroseconds, kind: kind, codec: codec,
-            carriesDictionary: carriesDictionary)
+            carriesDictionary: carriesDictionary, durableDistance: durableDistance)
         frame.withUnsafeMutableBytes { header.write(into: $0) }
         return header
     }
@@ -167,8 +187,14 @@ extension FrameHeader {
             return .failure(.unknownField("has unknown payload codec \(load(33, UInt8.self))"))
         }
         let flags = load(34, UInt16.self)
-        guard flags & ~FrameLayout.carriesDictionaryFlag == 0, load(36, UInt32.self) == 0 else {
+        guard flags & ~FrameLayout.carriesDictionaryFlag == 0 else {
             return .failure(.unknownField("has reserved bits set"))
+        }
+        // Only a transaction records what its writer knew durable; in a
+        // snapshot frame the field stays reserved.
+        let durableDistance = load(FrameLayout.durableDistanceOffset, UInt32.self)
+        guard kind == .transaction || durableDistance == 0 else {
+            return .failure(.unknownField("is a \(kind) frame with a durable distance of \(durableDistance), which only transaction frames have"))
         }
         switch codec {
         case .raw where rawSize != storedSize:
@@ -182,7 +208,8 @@ extension FrameHeader {
         return .success(FrameHeader(
             checksum: load(4, UInt32.self), storedSize: storedSize, rawSize: rawSize,
             sequence: load(16, UInt64.self), timestampMicroseconds: load(24, Int64.self),
-            kind: kind, codec: codec, carriesDictionary: flags & FrameLayout.carriesDictionaryFlag != 0))
+            kind: kind, codec: codec, carriesDictionary: flags & FrameLayout.carriesDictionaryFlag != 0,
+            durableDistance: durableDistance))
     }
 
     /// The validity rule's checksum half: CRC32C over header bytes 8..<40,

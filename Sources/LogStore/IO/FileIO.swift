@@ -30,6 +30,9 @@ protocol FileIO: AnyObject, Sendable {
     /// Takes the writer's exclusive lock on the file, or throws
     /// `.storeLocked` naming who holds it.
     func lockExclusively() throws(LogStoreError)
+    /// Whether a writer holds the file's lock now, tested without keeping
+    /// any lock and without making a writer's ``lockExclusively()`` fail.
+    func isLockedByWriter() throws(LogStoreError) -> Bool
     /// The file's device and inode, to tell whether a path still names it.
     func identity() throws(LogStoreError) -> FileIdentity
     /// A second, read-only descriptor of the same file (the same inode, even

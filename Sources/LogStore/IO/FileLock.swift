@@ -17,11 +17,23 @@ import Foundation
 /// them). The lock goes away when the descriptor is closed, including when
 /// the process dies, so a crash never leaves a store locked.
 enum FileLock {
+    /// How long a writer's open waits out readers' test locks
+    /// (``isLockedByWriter(_:)``), each held for the length of two system calls.
+    static let readerProbePatience: Duration = .milliseconds(200)
+
     static func lockExclusively(_ file: SystemFile) throws(LogStoreError) {
-        if retryingOnInterrupt({ flock(file.descriptor, LOCK_EX | LOCK_NB) }) == 0 { return }
-        let code = errno
-        guard code == EWOULDBLOCK else { throw SystemFile.error(code, "flock", path: file.path) }
-        let holder = (try? file.identity()).flatMap(holderProcess(of:))
+        let deadline = ContinuousClock.now.advanced(by: readerProbePatience)
+        var holder: Int32?
+        while true {
+            if retryingOnInterrupt({ flock(file.descriptor, LOCK_EX | LOCK_NB) }) == 0 { return }
+            let code = errno
+            guard code == EWOULDBLOCK else { throw SystemFile.error(code, "flock", path: file.path) }
+            // A writer holds an exclusive lock; a reader testing for one, a
+            // shared lock for an instant. Only the writer is a conflict.
+            holder = (try? file.identity()).flatMap { holderProcess(of: $0) }
+            guard holder == nil, ContinuousClock.now < deadline else { break }
+            usleep(500)
+        }
         let who: String
         switch holder {
         case Platform.processID: who = "this process (it is already open for writing here)"
@@ -29,6 +41,21 @@ enum FileLock {
         case nil: who = "another process"
         }
         throw LogStoreError(.storeLocked, "\(file.path) is locked by \(who); close the other writer first, or open read-only", path: file.path)
+    }
+
+    /// Whether a writer holds the file's lock: a shared lock is refused
+    /// while one does. The shared lock is let go at once; a writer whose
+    /// open meets it waits for it (``lockExclusively(_:)``). The reader's
+    /// own descriptor takes it, so it conflicts with a writer in this
+    /// process as with one in another.
+    static func isLockedByWriter(_ file: SystemFile) throws(LogStoreError) -> Bool {
+        if retryingOnInterrupt({ flock(file.descriptor, LOCK_SH | LOCK_NB) }) == 0 {
+            _ = flock(file.descriptor, LOCK_UN)
+            return false
+        }
+        let code = errno
+        guard code == EWOULDBLOCK else { throw SystemFile.error(code, "flock", path: file.path) }
+        return true
     }
 
     /// The process holding a `flock` on the file, read from /proc/locks

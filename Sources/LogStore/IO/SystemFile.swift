@@ -115,6 +115,8 @@ final class SystemFile: FileIO, @unchecked Sendable {
 
     func lockExclusively() throws(LogStoreError) { try FileLock.lockExclusively(self) }
 
+    func isLockedByWriter() throws(LogStoreError) -> Bool { try FileLock.isLockedByWriter(self) }
+
     /// The device and inode, to recognise the same file under two paths.
     func identity() throws(LogStoreError) -> FileIdentity {
         var info = stat()

@@ -13,12 +13,15 @@
 /// and a torn frame is never visible: recovery cuts it off.
 ///
 /// After a power cut under ``groupCommit(window:)`` or ``deferredToOS``, the
-/// disk may have kept a later unsynced frame and lost an earlier one. Open
-/// then sees a bad frame followed by a valid one, which it cannot tell from
-/// damage, so it refuses with `.corruptFrame`; open with
-/// ``JournalOptions/RecoveryMode/salvage`` to keep everything before the hole (FORMAT.md §7).
-/// Under ``fsyncEveryCommit`` at most one frame is ever unsynced, so this
-/// cannot happen.
+/// disk may have kept a later unsynced frame and lost an earlier one. Every
+/// frame records the last save its writer knew durable, so open sees that
+/// no later frame vouches for the lost one: it cuts the hole and the frames
+/// after it off, none of them acknowledged, and reports
+/// ``RecoveryReport/Outcome/unsyncedFramesDiscarded`` (FORMAT.md §6, §7).
+/// No salvage is needed; what remains is a prefix of the saves. Under
+/// ``fsyncEveryCommit`` at most one frame is ever unsynced, so this cannot
+/// happen. (Files of format version 3 or older record nothing; a hole in
+/// them is refused as damage, as before.)
 public enum Durability: Sendable, Hashable {
     /// `fdatasync` after every transaction (the default). Commits are
     /// serialized with their fsyncs, so throughput is one commit per disk flush.

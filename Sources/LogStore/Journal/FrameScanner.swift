@@ -15,11 +15,13 @@ enum ScanEnd: Sendable, Equatable {
     /// The last valid frame ends exactly at the end of the file.
     case clean
     /// An append cut short: bytes after the last valid frame that are not a
-    /// valid frame, with no valid frame after them.
+    /// valid frame, and no valid frame after them records the missing frame
+    /// as durable (a power cut in the middle of a flush).
     case tornTail(offset: UInt64, byteCount: UInt64, reason: String)
-    /// A damaged frame that no crash can explain: a valid frame follows it,
-    /// or it declares an impossible size, or its checksum matches but its
-    /// contents are invalid.
+    /// A damaged frame that no crash can explain: a valid frame after it
+    /// records it durable (or records nothing, as frames before format
+    /// version 4 do), or it declares an impossible size, or its checksum
+    /// matches but its contents are invalid.
     case damage(offset: UInt64, frameNumber: Int, reason: String)
 }
 
@@ -34,6 +36,17 @@ struct ScanSummary: Sendable {
     var lastTimestampMicroseconds: Int64?
     var storedPayloadBytes: UInt64 = 0
     var rawPayloadBytes: UInt64 = 0
+    /// With a `.tornTail` end: the valid frames found after the bad bytes,
+    /// none of which records the missing frame as durable, so they are
+    /// frames of an unfinished flush cut off with it (FORMAT.md §6).
+    var unsyncedFramesAfterEnd = 0
+    /// Where the last frame ends that a frame read records as durable (a
+    /// frame that records nothing counts as durable itself, as frames of
+    /// files before format version 4 and frames a compaction copied were
+    /// written durable): the most a writer could still cut back to after a
+    /// failed flush (FORMAT.md §7), and how many frames it counts.
+    var durableEnd = UInt64(FileLayout.headerSize)
+    var durableFrameCount = 0
 }
 
 /// Reads frames sequentially through a sliding buffer, checking each
@@ -52,6 +65,10 @@ struct FrameScanner {
     private var buffer: [UInt8] = []
     /// File offset of `buffer[0]`.
     private var bufferStart: UInt64 = 0
+    /// The bytes this scanner has looked at, counted again each time it
+    /// looks again: the work a scan did, which tests bound by the file's
+    /// size (FORMAT.md §6: the work is linear for any input).
+    private(set) var examinedByteCount: UInt64 = 0
 
     init(file: any FileIO, limit: UInt64) {
         self.file = file
@@ -71,14 +88,18 @@ struct FrameScanner {
     ) throws(LogStoreError) -> ScanSummary {
         var summary = ScanSummary()
         summary.validEnd = start
+        summary.durableEnd = start
         summary.lastSequence = lastSequence
+        // Frames past the durable point so far (from `firstUndurable` on):
+        // sequence, end, count. Each leaves once, so the bookkeeping is linear.
+        var undurable: [(sequence: UInt64, end: UInt64, count: Int)] = [], firstUndurable = 0
         var offset = start
         while true {
             let number = firstNumber + summary.frameCount
             let remaining = limit - offset
             if remaining == 0 { summary.end = .clean; break }
             if remaining < UInt64(FrameLayout.headerSize) {
-                summary.end = try classify(offset, number, "the frame header is cut short", after: summary.lastSequence)
+                summary.end = try classify(offset, number, "the frame header is cut short", summary: &summary)
                 break
             }
             // The header slice must not outlive this statement: a live slice
@@ -91,12 +112,12 @@ struct FrameScanner {
                 summary.end = .damage(offset: offset, frameNumber: number, reason: "the frame \(reason)")
                 return summary
             case .failure(let problem):
-                summary.end = try classify(offset, number, describe(problem), after: summary.lastSequence)
+                summary.end = try classify(offset, number, describe(problem), summary: &summary)
                 return summary
             }
             let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
             if frameSize > remaining {
-                summary.end = try classify(offset, number, "the frame's payload is cut short (\(remaining - UInt64(FrameLayout.headerSize)) of \(storedSize) bytes)", after: summary.lastSequence)
+                summary.end = try classify(offset, number, "the frame's payload is cut short (\(remaining - UInt64(FrameLayout.headerSize)) of \(storedSize) bytes)", summary: &summary)
                 return summary
             }
             let frame = try bytes(at: offset, count: Int(frameSize))
@@ -105,7 +126,7 @@ struct FrameScanner {
                 let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
                 let payload = UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])
                 guard FrameHeader.checksumMatches(header: head, payload: payload) else {
-                    outcome = try classify(offset, number, "the frame fails its checksum", after: summary.lastSequence)
+                    outcome = try classify(offset, number, "the frame fails its checksum", summary: &summary)
                     return
                 }
                 let parsed: FrameHeader
@@ -131,6 +152,16 @@ struct FrameScanner {
                 summary.lastTimestampMicroseconds = parsed.timestampMicroseconds
                 summary.storedPayloadBytes += UInt64(parsed.storedSize)
                 summary.rawPayloadBytes += UInt64(parsed.rawSize)
+                undurable.append((parsed.sequence, offset + frameSize, summary.frameCount))
+                let vouched = parsed.durableSequence ?? parsed.sequence
+                while firstUndurable < undurable.count, undurable[firstUndurable].sequence <= vouched {
+                    (summary.durableEnd, summary.durableFrameCount) = (undurable[firstUndurable].end, undurable[firstUndurable].count)
+                    firstUndurable += 1
+                }
+                if firstUndurable > 1024, firstUndurable * 2 > undurable.count {
+                    undurable.removeFirst(firstUndurable)
+                    firstUndurable = 0
+                }
             }
             if let outcome {
                 summary.end = outcome
@@ -149,11 +180,33 @@ struct FrameScanner {
         }
     }
 
-    /// A frame that is not valid is a torn tail if nothing valid follows it,
-    /// and damage otherwise (FORMAT.md §6).
-    private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, after lastSequence: UInt64?) throws(LogStoreError) -> ScanEnd {
-        if let next = try nextValidFrame(after: offset, sequenceAbove: lastSequence) {
-            return .damage(offset: offset, frameNumber: number, reason: "\(reason), and a valid frame follows at offset \(next)")
+    /// A frame that is not valid is a torn tail unless a valid frame after
+    /// it proves it was once durable (FORMAT.md §6): one that records the
+    /// missing sequence number as durable, or records nothing (a frame of a
+    /// file before format version 4, or of a snapshot). Valid frames that
+    /// record less stand where no save was acknowledged yet: a flush whose
+    /// pages a power cut wrote in part. They go with the torn tail.
+    private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, summary: inout ScanSummary) throws(LogStoreError) -> ScanEnd {
+        let missing = (summary.lastSequence ?? 0) &+ 1
+        var proof: (offset: UInt64, header: FrameHeader)?
+        var unsynced = 0
+        try sweepValidFrames(after: offset, sequenceAbove: summary.lastSequence, firstOnly: false) { next, header in
+            if let durable = header.durableSequence, durable < missing {
+                unsynced += 1
+                return true
+            }
+            proof = (next, header)
+            return false
+        }
+        if let (next, header) = proof {
+            guard let durable = header.durableSequence else {
+                return .damage(offset: offset, frameNumber: number, reason: "\(reason), and a valid frame follows at offset \(next)")
+            }
+            return .damage(offset: offset, frameNumber: number, reason: "\(reason), and the valid frame at offset \(next) (sequence \(header.sequence)) records sequence \(durable) as durable, so the frame here was on disk once")
+        }
+        summary.unsyncedFramesAfterEnd = unsynced
+        if unsynced > 0 {
+            return .tornTail(offset: offset, byteCount: limit - offset, reason: "\(reason), and none of the \(unsynced) valid frames after it records sequence \(missing) as durable: frames of a flush a power cut interrupted, none of them acknowledged")
         }
         return .tornTail(offset: offset, byteCount: limit - offset, reason: reason)
     }
@@ -162,45 +215,171 @@ struct FrameScanner {
     /// Only frames with a later sequence number count: bytes that happen to
     /// look like an older frame (a store file kept as a value, say) do not.
     mutating func nextValidFrame(after offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> UInt64? {
-        let magic = withUnsafeBytes(of: FrameLayout.magic.littleEndian) { Array($0) }
-        var position = offset + 1
-        while position + UInt64(FrameLayout.headerSize) <= limit {
-            let window = try bytes(at: position, count: Int(min(UInt64(Self.chunkSize), limit - position)))
-            var candidates: [UInt64] = []
-            window.withUnsafeBytes { raw in
-                guard raw.count >= magic.count else { return }
-                for index in 0...(raw.count - magic.count)
-                where raw[index] == magic[0] && raw[index + 1] == magic[1] && raw[index + 2] == magic[2] && raw[index + 3] == magic[3] {
-                    candidates.append(position + UInt64(index))
-                }
-            }
-            for candidate in candidates where try isValidFrame(at: candidate, sequenceAbove: lastSequence) {
-                return candidate
-            }
-            // Overlap windows so a magic split across two of them is seen.
-            position += UInt64(max(window.count - magic.count + 1, 1))
+        var first: UInt64?
+        try sweepValidFrames(after: offset, sequenceAbove: lastSequence, firstOnly: true) { next, _ in
+            first = min(first ?? next, next)
+            return true
         }
-        return nil
+        return first
     }
 
-    private mutating func isValidFrame(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> Bool {
-        guard offset + UInt64(FrameLayout.headerSize) <= limit else { return false }
-        let declared = try bytes(at: offset, count: FrameLayout.headerSize).withUnsafeBytes { FrameHeader.declaredPayloadSize($0) }
-        guard case .success(let storedSize) = declared else { return false }
-        let frameSize = UInt64(FrameLayout.headerSize) + UInt64(storedSize)
-        guard offset + frameSize <= limit else { return false }
-        let frame = try bytes(at: offset, count: Int(frameSize))
-        return frame.withUnsafeBytes { raw in
-            let head = UnsafeRawBufferPointer(rebasing: raw[0..<FrameLayout.headerSize])
-            guard FrameHeader.checksumMatches(header: head, payload: UnsafeRawBufferPointer(rebasing: raw[FrameLayout.headerSize...])),
-                  case .success(let parsed) = FrameHeader.parse(head) else { return false }
-            return lastSequence.map { parsed.sequence > $0 } ?? true
+    /// A frame that may be valid: its header passed every check but the
+    /// checksum, which is known once the sweep reaches its end.
+    fileprivate struct Candidate {
+        var start: UInt64
+        var end: UInt64
+        var checksum: UInt32
+        /// The CRC32C of the bytes from the sweep's start to `start + 8`,
+        /// where the frame's checksummed bytes begin.
+        var prefixChecksum: UInt32 = 0
+    }
+
+    /// Calls `found` with every valid frame that starts after `offset` and
+    /// has a sequence number above `lastSequence`, in the order their ends
+    /// come, until it returns false. With `firstOnly`, stops once the frame
+    /// that starts first is known (`found` may see a few others before it).
+    ///
+    /// One pass, linear in the bytes after `offset` whatever they hold
+    /// (FORMAT.md §6): checking each place a frame magic appears on its own
+    /// would read its whole declared frame, so a file with a magic every few
+    /// bytes, each declaring a large frame, would cost the square of its
+    /// size. Instead a running CRC32C covers the bytes once, each
+    /// candidate's checksum comes from the running values at its two ends
+    /// (``CRC32C/suffixChecksum(whole:prefix:suffixCount:)``), and memory
+    /// grows with the candidates still open (24 bytes each), not their sizes.
+    private mutating func sweepValidFrames(
+        after offset: UInt64, sequenceAbove lastSequence: UInt64?, firstOnly: Bool,
+        _ found: (UInt64, FrameHeader) throws(LogStoreError) -> Bool
+    ) throws(LogStoreError) {
+        let base = offset + 1
+        var cursor = base, running = CRC32C()
+        /// Discovered candidates, in offset order, waiting for the sweep to
+        /// reach where their checksummed bytes begin.
+        var waiting: [Candidate] = [], nextWaiting = 0
+        /// Candidates whose start the sweep passed, by end.
+        var open = CandidateHeap()
+        var discovered = base, discovering = true
+        var first: UInt64?
+
+        func advance(to target: UInt64) throws(LogStoreError) {
+            while cursor < target {
+                let piece = try bytes(at: cursor, count: Int(min(target - cursor, UInt64(Self.chunkSize))))
+                piece.withUnsafeBytes { running.update($0) }
+                cursor += UInt64(piece.count)
+            }
         }
+
+        while true {
+            if discovering {
+                if discovered + UInt64(FrameLayout.headerSize) > limit {
+                    discovering = false
+                } else {
+                    let windowEnd = min(discovered + UInt64(Self.chunkSize), limit)
+                    try discoverCandidates(in: discovered..<windowEnd, sequenceAbove: lastSequence, into: &waiting)
+                    // Overlap windows so a magic split across two of them is seen.
+                    discovered = windowEnd == limit ? limit : windowEnd - 3
+                }
+            }
+            // The sweep may go as far as no undiscovered candidate's
+            // checksummed bytes begin.
+            let horizon = discovering ? discovered + UInt64(FrameLayout.checksummedHeaderStart) : .max
+            while true {
+                let nextStart = nextWaiting < waiting.count ? waiting[nextWaiting].start + UInt64(FrameLayout.checksummedHeaderStart) : .max
+                let nextEnd = open.minimum?.end ?? .max
+                let next = min(nextStart, nextEnd)
+                guard next != .max, next <= horizon else { break }
+                try advance(to: next)
+                if nextStart <= nextEnd {
+                    var candidate = waiting[nextWaiting]
+                    nextWaiting += 1
+                    candidate.prefixChecksum = running.value
+                    open.insert(candidate)
+                    continue
+                }
+                let candidate = open.removeMinimum()
+                let checksum = CRC32C.suffixChecksum(whole: running.value, prefix: candidate.prefixChecksum, suffixCount: candidate.end - candidate.start - UInt64(FrameLayout.checksummedHeaderStart))
+                guard checksum == candidate.checksum, let header = try headerIfParses(at: candidate.start, sequenceAbove: lastSequence) else { continue }
+                guard try found(candidate.start, header) else { return }
+                if firstOnly, candidate.start < first ?? .max {
+                    // Every candidate that starts earlier is discovered
+                    // already; only those can still come first.
+                    first = candidate.start
+                    discovering = false
+                    waiting.removeSubrange(..<nextWaiting)
+                    waiting.removeAll { $0.start > candidate.start }
+                    nextWaiting = 0
+                    open.removeAll { $0.start > candidate.start }
+                }
+            }
+            if nextWaiting > 4096, nextWaiting * 2 > waiting.count {
+                waiting.removeSubrange(..<nextWaiting)
+                nextWaiting = 0
+            }
+            if !discovering, nextWaiting == waiting.count, open.minimum == nil { return }
+        }
+    }
+
+    /// Appends to `candidates` every frame magic that starts in `range`
+    /// whose header passes the validity rule's checks but the checksum, with
+    /// a sequence number above `lastSequence` and an end within the limit.
+    private mutating func discoverCandidates(in range: Range<UInt64>, sequenceAbove lastSequence: UInt64?, into candidates: inout [Candidate]) throws(LogStoreError) {
+        let magic = FrameLayout.magic.littleEndian
+        let limit = limit
+        func candidate(at start: UInt64, header raw: UnsafeRawBufferPointer) -> Candidate? {
+            guard case .success(let parsed) = FrameHeader.parse(raw), lastSequence.map({ parsed.sequence > $0 }) ?? true,
+                  start + parsed.frameSize <= limit else { return nil }
+            return Candidate(start: start, end: start + parsed.frameSize, checksum: parsed.checksum)
+        }
+        // Headers that run past the window, checked once it is let go.
+        var straddling: [UInt64] = [], parsedInPlace: UInt64 = 0
+        defer { examinedByteCount += parsedInPlace * UInt64(FrameLayout.headerSize) }
+        try bytes(at: range.lowerBound, count: Int(range.count)).withUnsafeBytes { raw in
+            guard raw.count >= MemoryLayout<UInt32>.size else { return }
+            for index in 0...(raw.count - MemoryLayout<UInt32>.size) where raw.loadUnaligned(fromByteOffset: index, as: UInt32.self) == magic {
+                let start = range.lowerBound + UInt64(index)
+                guard start + UInt64(FrameLayout.headerSize) <= limit else { continue }
+                if index + FrameLayout.headerSize <= raw.count {
+                    parsedInPlace += 1
+                    if let found = candidate(at: start, header: UnsafeRawBufferPointer(rebasing: raw[index..<(index + FrameLayout.headerSize)])) {
+                        candidates.append(found)
+                    }
+                } else {
+                    straddling.append(start)
+                }
+            }
+        }
+        for start in straddling {
+            if let found = try header(at: start).withUnsafeBytes({ candidate(at: start, header: $0) }) { candidates.append(found) }
+        }
+    }
+
+    /// The 40 header bytes at `offset`, from the buffer when it has them
+    /// (a header that straddles the buffer's end is read alone, so that the
+    /// sweep's buffer stays where it is).
+    private mutating func header(at offset: UInt64) throws(LogStoreError) -> [UInt8] {
+        let count = FrameLayout.headerSize
+        if offset >= bufferStart, offset + UInt64(count) <= bufferStart + UInt64(buffer.count) {
+            return Array(try bytes(at: offset, count: count))
+        }
+        examinedByteCount += UInt64(count)
+        let head = try file.read(count: count, at: offset)
+        guard head.count == count else {
+            throw LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(head.count)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
+        }
+        return head
+    }
+
+    /// The parsed header at `offset` when it has a sequence number above `lastSequence`.
+    private mutating func headerIfParses(at offset: UInt64, sequenceAbove lastSequence: UInt64?) throws(LogStoreError) -> FrameHeader? {
+        guard case .success(let parsed) = try header(at: offset).withUnsafeBytes({ FrameHeader.parse($0) }),
+              lastSequence.map({ parsed.sequence > $0 }) ?? true else { return nil }
+        return parsed
     }
 
     /// `count` bytes at `offset`, from the buffer when it has them. The
     /// caller has checked that `offset + count <= limit`.
     private mutating func bytes(at offset: UInt64, count: Int) throws(LogStoreError) -> ArraySlice<UInt8> {
+        examinedByteCount += UInt64(count)
         let end = offset + UInt64(count)
         if offset >= bufferStart, end <= bufferStart + UInt64(buffer.count) {
             let start = Int(offset - bufferStart)
@@ -250,5 +429,46 @@ extension FrameScanner {
         case .failure(.badMagic): return .failure(DecodeFailure("no frame magic"))
         case .failure(.impossibleSize(let reason)), .failure(.unknownField(let reason)): return .failure(DecodeFailure("the frame's checksum matches but it \(reason)"))
         }
+    }
+}
+
+/// A binary min-heap of candidates by end offset: the sweep's open frames.
+private struct CandidateHeap {
+    private var items: [FrameScanner.Candidate] = []
+
+    var minimum: FrameScanner.Candidate? { items.first }
+
+    mutating func insert(_ item: FrameScanner.Candidate) {
+        items.append(item)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child].end < items[parent].end else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeMinimum() -> FrameScanner.Candidate {
+        items.swapAt(0, items.count - 1)
+        let minimum = items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count, items[left].end < items[smallest].end { smallest = left }
+            if right < items.count, items[right].end < items[smallest].end { smallest = right }
+            guard smallest != parent else { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return minimum
+    }
+
+    /// Removes the candidates `shouldRemove` picks, keeping the heap order.
+    mutating func removeAll(where shouldRemove: (FrameScanner.Candidate) -> Bool) {
+        let kept = items.filter { !shouldRemove($0) }
+        items = []
+        for item in kept { insert(item) }
     }
 }

@@ -8,8 +8,9 @@ import Foundation
 /// ``append(_:)`` writes one frame holding a save's inserts (all values),
 /// updates (changed values only) and deletes, and returns once the
 /// ``Durability`` mode says the frame is safe. Opening a journal checks every
-/// frame, cuts off a transaction torn by a crash, and refuses a file damaged
-/// in the middle (FORMAT.md §6).
+/// frame, cuts off a transaction torn by a crash (and the frames of a flush
+/// a power cut interrupted, which no later frame records as durable), and
+/// refuses a file damaged in the middle (FORMAT.md §6).
 ///
 /// ```swift
 /// let journal = try Journal(path: "inventory.logstore")
@@ -113,17 +114,18 @@ public final class Journal: Sendable {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
-        let (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
+        origin.recordsDurability = header.writeVersion >= FileLayout.durableClaimVersion
+        var (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
         switch summary.end {
         case .clean:
             break
         case .tornTail(let offset, let byteCount, let reason):
-            report = RecoveryReport(outcome: .tornTail, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: byteCount, reason: reason)
+            let outcome: RecoveryReport.Outcome = summary.unsyncedFramesAfterEnd > 0 ? .unsyncedFramesDiscarded : .tornTail
+            report = RecoveryReport(outcome: outcome, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: byteCount, reason: reason)
             if options.access == .readWrite {
                 try file.truncate(to: offset)
-                try file.synchronize()
             }
         case .damage(let offset, let frameNumber, let reason):
             guard options.recoveryMode == .salvage else {
@@ -133,8 +135,20 @@ public final class Journal: Sendable {
             if options.access == .readWrite {
                 report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
-                try file.synchronize()
             }
+        }
+        // The writer records every frame kept here as durable in the frames
+        // it writes (FORMAT.md §6), so they must be: a writer that died
+        // under .deferredToOS may have left them in the page cache only.
+        if options.access == .readWrite { try file.synchronize() }
+        // A reader stops where a live writer could still cut back to after
+        // a failed flush (FORMAT.md §7). Tested after the scan: a writer
+        // that opens later only appends after what the scan found.
+        if options.access == .readOnly, summary.durableEnd < summary.validEnd, try file.isLockedByWriter() {
+            let found = summary.frameCount
+            (summary, symbols, dictionary) = try origin.checkTransactions(limit: summary.durableEnd)
+            report.frameCount = summary.frameCount
+            report.framesNotYetDurable = found - summary.frameCount
         }
 
         self.path = path

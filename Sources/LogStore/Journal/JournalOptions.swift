@@ -7,8 +7,12 @@ public struct JournalOptions: Sendable, Hashable {
         /// Take the writer's lock, repair a torn tail, and accept appends.
         case readWrite
         /// Read without locking or changing the file. Works while another
-        /// process writes: it sees the transactions complete when it read
-        /// them, and treats a frame still being appended as not there yet.
+        /// journal, in this process or another, writes: it then reads only
+        /// the transactions that frames record as durable, never one the
+        /// writer could still cut off after a failed flush, so it may lag
+        /// the newest saves (``RecoveryReport/framesNotYetDurable`` says by
+        /// how many; FORMAT.md §7). With no writer it reads every whole
+        /// frame, as a writer's open would keep them.
         case readOnly
     }
 
@@ -87,6 +91,15 @@ public struct RecoveryReport: Sendable, Hashable {
         /// were cut off (read-write) or ignored (read-only). Only that
         /// unacknowledged transaction is gone.
         case tornTail
+        /// A power cut left a hole among frames that were written but not
+        /// yet durable (the disk wrote some pages of a flush and not
+        /// others), and valid frames after it. No later frame claims the
+        /// missing one durable (FORMAT.md §6), so no save was acknowledged
+        /// from there on: those bytes were cut off (read-write) or ignored
+        /// (read-only), as a torn tail is. ``RecoveryReport/droppedByteCount``
+        /// says how much, for a log line such as "N bytes of unsynced
+        /// frames discarded after a power cut".
+        case unsyncedFramesDiscarded
         /// Salvage mode met damage and kept what came before it.
         case salvaged
     }
@@ -102,6 +115,13 @@ public struct RecoveryReport: Sendable, Hashable {
     public var reason: String?
     /// In salvage mode, the file holding the bytes cut off.
     public var preservedDamagePath: String?
+    /// Read-only, while a writer holds the store: the whole, valid frames
+    /// at the end that no frame yet records as durable, which this journal
+    /// leaves out because the writer could still cut them off after a
+    /// failed flush (FORMAT.md §7). 0 otherwise. Such a reader may lag the
+    /// newest saves: under `.fsyncEveryCommit` by the last one, under
+    /// `.deferredToOS` by every save since the writer opened or compacted.
+    public var framesNotYetDurable = 0
 
     static func clean(frames: Int) -> RecoveryReport {
         RecoveryReport(outcome: .clean, frameCount: frames, droppedOffset: nil, droppedByteCount: 0)

@@ -89,6 +89,8 @@ final class JournalWriter: @unchecked Sendable {
         self.endOffset = endOffset
         self.nextSequence = lastSequence + 1
         self.writtenSequence = lastSequence
+        // The opener made the file durable (Journal's init fsyncs it), so
+        // every frame found there may be claimed durable.
         self.syncedSequence = lastSequence
         self.syncedEnd = endOffset
         self.symbols = symbols
@@ -285,10 +287,14 @@ final class JournalWriter: @unchecked Sendable {
             throw LogStoreError(.transactionTooLarge, "a transaction of \(rawBuffer.count) bytes exceeds the frame limit of \(FrameLayout.maxPayloadSize) bytes in \(file.path); split the save into smaller ones", path: file.path)
         }
         let useDictionary = carried == nil && rawBuffer.count <= Self.dictionaryPayloadLimit ? dictionary : nil
+        // What a power cut can no longer take (FORMAT.md §6): a hole below
+        // it is damage, one above it an unfinished flush.
+        let durableDistance = origin.recordsDurability ? FrameHeader.durableDistance(sequence: sequence, durable: syncedSequence) : 0
         rawBuffer.bytes.withUnsafeBytes { raw in
             FrameHeader.encodeFrame(
                 kind: .transaction, sequence: sequence, timestampMicroseconds: Microseconds(time), payload: raw,
-                compressor: compressor, dictionary: useDictionary, carriesDictionary: carried != nil, into: &frameBuffer)
+                compressor: compressor, dictionary: useDictionary, carriesDictionary: carried != nil,
+                durableDistance: durableDistance, into: &frameBuffer)
             if compressor != nil, raw.count >= FrameHeader.smallestCompressedPayload, dictionary == nil, carried == nil, raw.count <= Self.dictionaryPayloadLimit {
                 dictionarySamples.append(contentsOf: raw)
             }

@@ -58,20 +58,38 @@ struct PayloadDecoder {
         return result
     }
 
-    /// Decodes a transaction frame's changes, declaring its new names in `symbols` first.
+    /// Decodes a transaction frame's changes, declaring its new names in
+    /// `symbols` first. `symbols` changes only when the whole frame decodes.
     mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
-        try withTransaction(of: header, stored: stored) { (reader) throws(DecodeFailure) in
-            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
-            return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        try withTransaction(of: header, stored: stored, symbols: &symbols) { (reader, declared) throws(DecodeFailure) in
+            try TransactionPayload.readChanges(from: &reader, symbols: declared)
         }
     }
 
     /// Checks that a transaction frame decodes, as ``decodeTransaction(_:stored:symbols:)``
     /// would, declaring its new names in `symbols`, without building its changes.
     mutating func checkTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) {
-        try withTransaction(of: header, stored: stored) { (reader) throws(DecodeFailure) in
-            try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
-            try TransactionPayload.checkChanges(from: &reader, symbols: symbols)
+        try withTransaction(of: header, stored: stored, symbols: &symbols) { (reader, declared) throws(DecodeFailure) in
+            try TransactionPayload.checkChanges(from: &reader, symbols: declared)
         }
+    }
+
+    /// Reads a transaction's declarations into a copy of `symbols`, then
+    /// calls `body` with the reader at its changes and that copy; the copy
+    /// replaces `symbols` only once `body` returns. A frame that does not
+    /// decode is not part of the file (open stops before it, salvage cuts
+    /// it off), so the names it declares must not be: a writer taking them
+    /// as already written would use names no frame in the file declares.
+    private mutating func withTransaction<R>(
+        of header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable,
+        _ body: (inout ByteReader, SymbolTable) throws(DecodeFailure) -> R
+    ) throws(DecodeFailure) -> R {
+        var declared = symbols
+        let result = try withTransaction(of: header, stored: stored) { (reader) throws(DecodeFailure) in
+            try TransactionPayload.readDeclarations(from: &reader, into: &declared)
+            return try body(&reader, declared)
+        }
+        symbols = declared
+        return result
     }
 }

@@ -17,6 +17,11 @@ struct TailOrigin: @unchecked Sendable {
     var symbols = SymbolTable()
     /// The store dictionary in force at `start`.
     var dictionary: LZ4.PresetDictionary?
+    /// Frames appended here record what their writer knew durable
+    /// (FORMAT.md §3): true in a file of format version 4 or later, which
+    /// every new file and every compaction's file is; a writer appending to
+    /// an older file leaves the field 0, as that version's readers require.
+    var recordsDurability = true
 
     init(file: any FileIO) { self.file = file }
 

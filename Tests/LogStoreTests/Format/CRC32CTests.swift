@@ -69,6 +69,17 @@ struct CRC32CTests {
         }
     }
 
+    @Test("The checksum of a suffix follows from the checksums of the whole and of the prefix, at every split point")
+    func suffixChecksum() {
+        let bytes = JournalFixtures.noise(count: 300, seed: 22)
+        let whole = bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        for split in 0...bytes.count {
+            let prefix = bytes[..<split].withUnsafeBytes { CRC32C.checksum($0) }
+            let suffix = bytes[split...].withUnsafeBytes { CRC32C.checksum($0) }
+            #expect(CRC32C.suffixChecksum(whole: whole, prefix: prefix, suffixCount: UInt64(bytes.count - split)) == suffix, "split at \(split)")
+        }
+    }
+
     @Test("A single flipped bit always changes the checksum")
     func detectsEveryBitFlip() {
         var buffer = JournalFixtures.noise(count: 64, seed: 3)

@@ -77,13 +77,20 @@ struct FrameHeaderTests {
         }
     }
 
-    @Test("Unknown kind or codec, any flags bit but bit 0 (carries a dictionary), and any reserved bit are unknown fields")
+    @Test("Unknown kind or codec, any flags bit but bit 0 (carries a dictionary), and any bit of a snapshot frame's durable distance are unknown fields")
     func unknownFields() {
         var edits: [(String, (inout [UInt8]) -> Void)] = []
         for kind: UInt8 in [0, 4, 0x81, 255] { edits.append(("kind \(kind)", { $0[32] = kind })) }
         for codec: UInt8 in [3, 4, 0x80, 255] { edits.append(("codec \(codec)", { $0[33] = codec })) }
         for bit in 1..<16 { edits.append(("flags bit \(bit)", { JournalFixtures.store(UInt16(1) << bit, into: &$0, at: 34) })) }
-        for bit in 0..<32 { edits.append(("reserved bit \(bit)", { JournalFixtures.store(UInt32(1) << bit, into: &$0, at: 36) })) }
+        for kind in [FrameKind.snapshotBlock, .snapshotIndex] {
+            for bit in 0..<32 {
+                edits.append(("\(kind), durable distance bit \(bit)", {
+                    $0[32] = kind.rawValue
+                    JournalFixtures.store(UInt32(1) << bit, into: &$0, at: FrameLayout.durableDistanceOffset)
+                }))
+            }
+        }
         for (label, edit) in edits {
             var bytes = Self.frame(payload: [1, 2, 3], rawSize: 3, sequence: 1, codec: .raw).bytes
             edit(&bytes)
@@ -92,6 +99,22 @@ struct FrameHeaderTests {
                 continue
             }
         }
+    }
+
+    @Test("A transaction frame's durable distance reads back, and names the last sequence its writer knew durable; 0 names none")
+    func durableDistance() {
+        for (sequence, distance, durable) in [(UInt64(5), UInt32(0), UInt64?.none), (5, 1, 4), (5, 5, 0), (5, 9, 0), (1 << 40, .max, (1 << 40) - UInt64(UInt32.max))] {
+            var header = FrameHeader(checksum: 0, storedSize: 0, rawSize: 0, sequence: sequence, timestampMicroseconds: 0, kind: .transaction, codec: .raw, durableDistance: distance)
+            var bytes = [UInt8](repeating: 0, count: FrameLayout.headerSize)
+            bytes.withUnsafeMutableBytes { header.write(into: $0) }
+            let parsed = bytes.withUnsafeBytes { FrameHeader.parse($0) }
+            #expect(parsed == .success(header), "sequence \(sequence), distance \(distance)")
+            #expect(header.durableSequence == durable, "sequence \(sequence), distance \(distance)")
+        }
+        // Never more than is true, even where the distance does not fit.
+        #expect(FrameHeader.durableDistance(sequence: 9, durable: 8) == 1)
+        #expect(FrameHeader.durableDistance(sequence: 9, durable: 0) == 9)
+        #expect(FrameHeader.durableDistance(sequence: 1 << 40, durable: 0) == .max)
     }
 
     @Test("The codec's size rule: raw needs rawSize == storedSize; LZ4, with or without the dictionary, allows at most 255 × storedSize + 16")

@@ -17,13 +17,13 @@ struct SnapshotFormatDocumentTests {
         try Document.expectExample(block, is: block == "snapshot-file" ? example.file : example.index)
     }
 
-    @Test("The example reads back: version 3, two blocks, the index and the transaction after it as written")
+    @Test("The example reads back: version 4, two blocks, the index and the transaction after it as written")
     func exampleReadsBack() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/example.logstore"
             let bytes = try Example.build(at: path)
             let header = try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<FileLayout.headerSize]), path: path) }
-            #expect(header.writeVersion == 3 && header.readVersion == 3)
+            #expect(header.writeVersion == FileLayout.currentVersion && header.readVersion == FileLayout.currentVersion)
             #expect(header.snapshotIndexOffset == Example.indexOffset)
 
             let frames = try Example.frames(bytes)

@@ -11,7 +11,7 @@ struct LockTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
             let first = try Journal(path: path)
-            try first.appendSample(key: 1)
+            for key in 1...2 { try first.appendSample(key: UInt64(key)) }
 
             let error = #expect(throws: LogStoreError.self) { _ = try Journal(path: path) }
             #expect(error?.kind == .storeLocked)
@@ -19,15 +19,18 @@ struct LockTests {
             #expect(error?.message.contains(path) == true)
             #expect(error?.message.contains("this process") == true)
 
-            // Readers are not writers: a read-only open works meanwhile.
+            // Readers are not writers: a read-only open works meanwhile. It
+            // reads what frames record durable: the second save records the
+            // first, nothing yet records the second (FORMAT.md §7).
             let reader = try Journal(path: path, options: JournalOptions(access: .readOnly))
             #expect(try reader.checkSamples() == 1)
+            #expect(reader.recovery.framesNotYetDurable == 1)
             reader.close()
 
             first.close()
             let second = try Journal(path: path)
             defer { second.close() }
-            #expect(try second.appendSample(key: 2) == 2)
+            #expect(try second.appendSample(key: 3) == 3)
         }
     }
 

@@ -100,6 +100,31 @@ struct SalvageTests {
         }
     }
 
+    @Test("Salvage cuts off a frame whose checksum matches but whose changes do not decode, names and all: the next save declares them again and the file reopens")
+    func salvageForgetsNamesOfDroppedFrame() throws {
+        try JournalFixtures.withStore(count: 3) { store, _ in
+            // Frame 3 as a writer with a bug might leave it: it declares the
+            // last name, then a change with a tag no version knows.
+            let name = Array(JournalFixtures.lastName.utf8)
+            let payload: [UInt8] = [1, UInt8(JournalFixtures.names.count), UInt8(name.count)] + name + [1, 0x09]
+            let last = store.lastFrame
+            let bytes = Array(store.bytes.prefix(last.offset)) + JournalFixtures.frame(payload: payload, sequence: 3)
+            try JournalFixtures.write(bytes, to: store.path)
+
+            let journal = try Journal(path: store.path, options: JournalFixtures.salvage)
+            #expect(journal.recovery.outcome == .salvaged)
+            #expect(journal.name(of: JournalFixtures.symbol(JournalFixtures.lastName)) == nil, "the dropped frame's name is still in the table")
+            #expect(journal.symbol(for: JournalFixtures.lastName) == JournalFixtures.symbol(JournalFixtures.lastName))
+            #expect(try journal.append(store.transactions[2], at: JournalFixtures.commitTime(3)) == 3)
+            journal.close()
+
+            let reopened = try Journal(path: store.path)
+            defer { reopened.close() }
+            #expect(reopened.recovery == RecoveryReport.clean(frames: 3))
+            #expect(try reopened.transactions().map(\.changes) == store.transactions)
+        }
+    }
+
     @Test("Salvage stops at an impossible size too, without allocating it")
     func salvageImpossibleSize() throws {
         try JournalFixtures.withStore(count: 3) { store, _ in

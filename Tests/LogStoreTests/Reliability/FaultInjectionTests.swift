@@ -91,10 +91,6 @@ struct FaultInjectionTests {
 
     /// How a case's power cuts may end, besides every promise kept.
     struct Allowance {
-        /// A hole among unsynced frames (group commit: several frames are
-        /// unsynced at once, and the disk may keep a later one only):
-        /// strict open refuses it, and salvage keeps what precedes it.
-        var salvage = false
         /// A lying write: only the saves acknowledged before it are
         /// promised, and the damage it left may keep the store from opening
         /// at all (a compaction's lost header), as long as it says so.
@@ -120,7 +116,7 @@ struct FaultInjectionTests {
             let store: Store
             do {
                 store = try open(after, strict)
-            } catch where error.kind == .corruptFrame && (allowance.salvage || allowance.promisedBeforeLie != nil) {
+            } catch where error.kind == .corruptFrame && allowance.promisedBeforeLie != nil {
                 var salvage = strict
                 salvage.recoveryMode = .salvage
                 store = try open(after, salvage)
@@ -164,7 +160,7 @@ struct FaultInjectionTests {
     /// did not come (a third fdatasync, in a run that grouped every save in
     /// two) is counted as unreached.
     static func inject(
-        _ name: String, callsVary: Bool = false, holes: Bool = false, setUp: () throws -> Scene,
+        _ name: String, callsVary: Bool = false, setUp: () throws -> Scene,
         operation: (inout Scene) -> Bool,
         afterwards: (inout Scene, _ succeeded: Bool, _ fault: SimulatedDisk.Fault) -> Void = { _, _, _ in }
     ) throws {
@@ -191,7 +187,7 @@ struct FaultInjectionTests {
                 cutsBefore += 1
                 var ledger = scene.ledger
                 ledger.acknowledged = promised
-                try checkAfterPowerCuts(before, ledger, Allowance(salvage: holes), "\(name) cut before \(call) \(ordinal)", &tally)
+                try checkAfterPowerCuts(before, ledger, Allowance(), "\(name) cut before \(call) \(ordinal)", &tally)
             } else {
                 #expect(callsVary, "\(name): \(call) \(ordinal) never came")
                 unreached += 1
@@ -219,7 +215,7 @@ struct FaultInjectionTests {
                 }
                 scene.disk.arm()
                 afterwards(&scene, succeeded, fault)
-                var allowance = Allowance(salvage: holes)
+                var allowance = Allowance()
                 if lied { allowance.promisedBeforeLie = acknowledgedBefore }
                 try checkAfterPowerCuts(scene.disk, scene.ledger, allowance, context, &tally)
                 scene.store?.close()
@@ -230,7 +226,7 @@ struct FaultInjectionTests {
         for call in calls { kinds[call, default: 0] += 1 }
         let listed = kinds.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         print("fault injection: \(name): \(calls.count) I/O calls (\(listed)); \(cutsBefore) power cuts just before a call and \(faults) faults at one, each followed by \(cuts.count) power cuts and a reopen: \(tally.cuts) reopens, every promise kept"
-            + (tally.salvaged > 0 ? "; \(tally.salvaged) needed salvage (a hole among unsynced frames, or a lie)" : "")
+            + (tally.salvaged > 0 ? "; \(tally.salvaged) needed salvage after a lie" : "")
             + (tally.lostToLies > 0 ? "; \(tally.lostToLies) found the damage a lying write left and refused to open" : "")
             + (unreached > 0 ? "; \(unreached) cases not reached (threads grouped the calls differently)" : ""))
     }
@@ -271,7 +267,7 @@ struct FaultInjectionTests {
     @Test("A group commit (4 savers sharing fsyncs): a power cut before each I/O call, and each call failed")
     func groupCommit() throws {
         let options = JournalOptions(durability: .groupCommit(window: .milliseconds(2)), compaction: .manual)
-        try Self.inject("group commit", callsVary: true, holes: true, setUp: { try Self.storeWithSaves(5, options: options) }) { scene in
+        try Self.inject("group commit", callsVary: true, setUp: { try Self.storeWithSaves(5, options: options) }) { scene in
             let store = scene.store!
             let results = Protected<[Int: Bool]>([:])
             let finished = DispatchGroup()

@@ -6,8 +6,8 @@ import Glibc
 #endif
 import Foundation
 
-/// A running `logstore-crash-child`, appending to a store with fsync every
-/// commit and printing each acknowledged sequence number.
+/// A running `logstore-crash-child`, appending to a store (with fsync every
+/// commit unless told otherwise) and printing each acknowledged sequence number.
 final class CrashChild {
     let process = Process()
     private let output = Pipe()
@@ -17,8 +17,9 @@ final class CrashChild {
     /// Other lines it printed ("stage renaming"), so far as read.
     private(set) var lines: [String] = []
 
-    convenience init(store path: String, seed: UInt64) throws {
-        try self.init(arguments: [path, String(seed)])
+    /// `durability`: `fsync`, `group` or `deferred`.
+    convenience init(store path: String, seed: UInt64, durability: String = "fsync") throws {
+        try self.init(arguments: [path, String(seed), durability])
     }
 
     init(arguments: [String]) throws {

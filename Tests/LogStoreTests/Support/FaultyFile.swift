@@ -14,7 +14,9 @@ import Foundation
 /// `fdatasync` does: ``durableEnd`` moves to the end of the writes that had
 /// completed when the sync began.
 final class FaultyFile: FileIO, @unchecked Sendable {
-    /// What to break, counted from 1 over the calls this file sees.
+    /// What to break, counted from 1 over the calls this file sees once
+    /// armed (``makeFaultyJournal(at:plan:durability:)`` arms it after the
+    /// open, whose own fsync is not the journal's to count).
     struct Plan {
         /// Fail this write (nothing written) with `writeError`.
         var failingWrite: Int?
@@ -31,6 +33,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
 
     func reopenForReading() throws(LogStoreError) -> any FileIO { try base.reopenForReading() }
     func lockExclusively() throws(LogStoreError) { try base.lockExclusively() }
+    func isLockedByWriter() throws(LogStoreError) -> Bool { try base.isLockedByWriter() }
     func identity() throws(LogStoreError) -> FileIdentity { try base.identity() }
 
     private let base: SystemFile
@@ -42,6 +45,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     private var writtenEnd: UInt64 = 0
     private var durable: UInt64 = 0
     private var lastWriteEnd: [UInt: UInt64] = [:]
+    private var isArmed = false
 
     init(path: String, plan: Plan = Plan()) throws {
         base = try SystemFile(path: path, mode: .readWrite)
@@ -51,6 +55,16 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     }
 
     var path: String { base.path }
+
+    /// Starts counting calls, and following the plan, from here.
+    func arm() {
+        lock.withLock {
+            writes = 0
+            syncs = 0
+            succeededSyncs = 0
+            isArmed = true
+        }
+    }
 
     /// How far the file is known to be durable.
     var durableEnd: UInt64 { lock.withLock { durable } }
@@ -65,7 +79,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError) {
         let number = lock.withLock { writes += 1; return writes }
-        if number == plan.failingWrite {
+        if isArmedNow, number == plan.failingWrite {
             if let partial = plan.shortWriteBytes {
                 try base.write(UnsafeRawBufferPointer(rebasing: bytes.prefix(partial)), at: offset)
             }
@@ -82,7 +96,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     func synchronize() throws(LogStoreError) {
         let (number, covered) = lock.withLock { syncs += 1; return (syncs, writtenEnd) }
         if plan.syncDelay > 0 { Thread.sleep(forTimeInterval: plan.syncDelay) }
-        if number == plan.failingSync {
+        if isArmedNow, number == plan.failingSync {
             throw SystemFile.error(plan.syncError, "fdatasync", path: path)
         }
         try base.synchronize()
@@ -91,6 +105,8 @@ final class FaultyFile: FileIO, @unchecked Sendable {
             succeededSyncs += 1
         }
     }
+
+    private var isArmedNow: Bool { lock.withLock { isArmed } }
 
     func size() throws(LogStoreError) -> UInt64 { try base.size() }
 
@@ -107,5 +123,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
 func makeFaultyJournal(at path: String, plan: FaultyFile.Plan = .init(), durability: Durability = .fsyncEveryCommit) throws -> (Journal, FaultyFile) {
     try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: Date()))
     let file = try FaultyFile(path: path, plan: plan)
-    return (try Journal(file: file, options: JournalOptions(durability: durability)), file)
+    let journal = try Journal(file: file, options: JournalOptions(durability: durability))
+    file.arm()
+    return (journal, file)
 }

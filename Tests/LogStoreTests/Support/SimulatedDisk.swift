@@ -615,6 +615,13 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             }
         }
 
+        func isLockedByWriter() throws(LogStoreError) -> Bool {
+            try disk.locked { () throws(LogStoreError) -> Bool in
+                try checkOpen("flock")
+                return disk.inodes[inode]!.lockHolder.map { $0 != ObjectIdentifier(self) } ?? false
+            }
+        }
+
         func identity() throws(LogStoreError) -> FileIdentity {
             try disk.locked { () throws(LogStoreError) -> FileIdentity in
                 try checkOpen("fstat")
