@@ -1,0 +1,298 @@
+// Rewriting a store whose snapshot has damaged blocks: every other block's
+// records, the journal after the snapshot, and the keys already given out
+// (FORMAT.md §11.4).
+
+import Foundation
+
+/// The records of one entity that a recovery lost, as ranges of keys.
+public struct LostRecords: Sendable, Hashable, Codable {
+    /// The entity's name.
+    public var entity: String
+    /// The lost keys, as increasing, disjoint ranges.
+    public var keys: [ClosedRange<UInt64>]
+    /// How many records the ranges hold.
+    public var count: Int
+
+    /// The report of `count` lost records of `entity`, whose keys are `keys`.
+    public init(entity: String, keys: [ClosedRange<UInt64>], count: Int) {
+        self.entity = entity
+        self.keys = keys
+        self.count = count
+    }
+
+    /// The report of the records of `entity` with `keys`, increasing.
+    init(entity: String, keys: [UInt64]) {
+        var ranges: [ClosedRange<UInt64>] = []
+        for key in keys {
+            if let last = ranges.last, last.upperBound &+ 1 == key {
+                ranges[ranges.count - 1] = last.lowerBound...key
+            } else {
+                ranges.append(key...key)
+            }
+        }
+        self.init(entity: entity, keys: ranges, count: keys.count)
+    }
+}
+
+/// The next key of each entity, by name, as FORMAT.md §5.5 counts it: the
+/// largest key of a record plus one, or the largest reservation, whichever
+/// is larger. A recovered store starts from it, so that no key given out
+/// by the damaged store (and perhaps kept outside it) names another record.
+struct KeyHighWater: Sendable, Equatable {
+    private(set) var next: [String: UInt64] = [:]
+
+    /// Counts every key of `entity` below `key` as given out.
+    mutating func note(_ entity: String, below key: UInt64) {
+        next[entity] = max(next[entity] ?? 0, key)
+    }
+
+    /// Counts the keys that `changes` insert or reserve; `names` says what their symbols mean.
+    mutating func note(_ changes: [RecordChange], names: SymbolTable) {
+        for change in changes {
+            switch change {
+            case .insert(let id, _):
+                // A key of UInt64.max leaves no key above it: none is counted.
+                if let entity = names.name(of: id.entity), id.key < .max { note(entity, below: id.key + 1) }
+            case .update(let id, let fields) where names.name(of: id.entity) == Store.keyReservationEntity:
+                for field in fields {
+                    guard case .int64(let value) = field.value, let entity = names.name(of: field.attribute) else { continue }
+                    note(entity, below: UInt64(bitPattern: value))
+                }
+            case .update, .delete:
+                break
+            }
+        }
+    }
+
+    /// The reservation (FORMAT.md §5.5) of every key counted, in `journal`'s symbols; nil when none is.
+    func reservation(in journal: Journal) -> RecordChange? {
+        let fields = next.sorted { $0.key < $1.key }.filter { $0.value > 0 }.map { entity, key in
+            Field(journal.symbol(for: entity), .int64(Int64(bitPattern: key)))
+        }
+        guard !fields.isEmpty else { return nil }
+        return .update(RecordID(entity: journal.symbol(for: Store.keyReservationEntity), key: 1), fields)
+    }
+}
+
+/// A new store written from a snapshot with damaged blocks.
+///
+/// The salvage rule: a damaged block costs its own records, nothing else.
+/// The records of every whole block go into the new store as inserts, with
+/// their keys; then every transaction after the snapshot, in order, minus
+/// its changes to lost records (an update or delete of a record that is
+/// gone has nothing to apply to), and a reference to a lost record becomes
+/// null, as deleting it would have made it. A transaction is dropped whole
+/// only when nothing of it is left. Keys are never given out again: the new
+/// store starts with a reservation of every key the snapshot, or any
+/// readable frame after it, counted as given out.
+struct SnapshotSalvage {
+    /// What the salvage kept and lost.
+    struct Outcome {
+        var damagedBlocks: [VerificationProblem] = []
+        var damagedBytes: UInt64 = 0
+        var keptRecords = 0
+        var lostRecords: [LostRecords] = []
+        var lostRecordCount: Int { lostRecords.reduce(0) { $0 + $1.count } }
+        /// The journal after the snapshot: how its scan ended, and what it kept.
+        var tail = ScanSummary()
+        var keptTransactions = 0
+        var droppedTransactions = 0
+        var droppedChanges = 0
+        var nullifiedReferences = 0
+        /// Valid transactions after damage in the journal, which cannot be kept.
+        var unreadable = (count: 0, first: UInt64?.none, last: UInt64?.none)
+        var newLastSequence: UInt64 = 0
+    }
+
+    let file: any FileIO
+    let header: FileHeader
+    let index: SnapshotIndex
+    /// Where the journal after the snapshot starts, and the file's size.
+    let tailStart: UInt64
+    let size: UInt64
+
+    /// Reads every block, checking each whole; returns those that read and
+    /// the damage of the others.
+    func readBlocks() -> (blocks: [SnapshotBlock], damage: [(number: Int, problem: VerificationProblem)]) {
+        let slotCounts = index.entities.map(\.slots.count)
+        var blocks: [SnapshotBlock] = []
+        var damage: [(Int, VerificationProblem)] = []
+        for number in index.blocks.indices {
+            do throws(LogStoreError) {
+                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, in: file))
+            } catch {
+                damage.append((number, VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message)))
+            }
+        }
+        return (blocks, damage)
+    }
+
+    /// Writes the new store at `path` (which must not exist), durably; nil
+    /// when every block is whole (the damage, if any, is elsewhere).
+    func write(to path: String) throws(LogStoreError) -> Outcome? {
+        let (blocks, damage) = readBlocks()
+        guard !damage.isEmpty else { return nil }
+        var outcome = Outcome()
+        outcome.damagedBlocks = damage.map(\.problem)
+        outcome.damagedBytes = damage.reduce(0) { $0 + index.blocks[$1.number].frameSize }
+
+        // The index places every key in a block (SnapshotIndex checks that
+        // the directory's counts add up), so the lost keys are exact.
+        let damagedNumbers = Set(damage.map(\.number))
+        var lost: [String: Set<UInt64>] = [:]
+        var cursor = BlockCursor(index.blocks)
+        var keys = KeyHighWater()
+        for entity in index.entities {
+            keys.note(entity.name, below: entity.nextKey)
+            let lostKeys = entity.keys.filter { _ in damagedNumbers.contains(cursor.next().block) }
+            guard !lostKeys.isEmpty else { continue }
+            lost[entity.name] = Set(lostKeys)
+            outcome.lostRecords.append(LostRecords(entity: entity.name, keys: lostKeys))
+        }
+
+        let origin = try TailOrigin(file: file, start: tailStart, index: index)
+        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt))
+        let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS, createIfMissing: false, compaction: .manual))
+        defer { journal.close() }
+        // A reference in a block names its target by key; the target's
+        // entity is the relationship's destination in the recorded model.
+        let schema = index.schema.isEmpty ? nil : try? StoredSchema.decode(Data(index.schema), path: file.path)
+        var destinations: [String: [String: String]] = [:]
+        for entity in schema?.entities ?? [] {
+            destinations[entity.name] = Dictionary(entity.relationships.map { ($0.name, $0.destination) }, uniquingKeysWith: { first, _ in first })
+        }
+        var rewriter = Rewriter(journal: journal, lost: lost, destinations: destinations)
+        if !index.schema.isEmpty {
+            rewriter.pending.append(.insert(RecordID(entity: journal.symbol(for: Store.schemaEntity), key: 1), [Field(journal.symbol(for: Store.schemaAttribute), .data(Data(index.schema)))]))
+        }
+        for block in blocks {
+            for position in 0..<block.count {
+                let entity = index.entities[block.entities[position]]
+                let values = block.withValues(at: position) { bytes in
+                    var reader = ByteReader(bytes)
+                    var values: [StoredValue] = []
+                    // The block decoded whole when it was read, so its values do.
+                    while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
+                    return values
+                }
+                try rewriter.addRecord(entity: entity.name, key: block.keys[position], slots: entity.slots, values: values, names: origin.symbols)
+                outcome.keptRecords += 1
+            }
+        }
+        try rewriter.flush()
+
+        // The journal after the snapshot, each transaction as one, minus its changes to lost records.
+        var symbols = origin.symbols
+        var decoder = PayloadDecoder(dictionary: origin.dictionary)
+        var scanner = FrameScanner(file: file, limit: size)
+        var failure: LogStoreError?
+        outcome.tail = try scanner.scan(from: tailStart, lastSequence: index.sequence) { (frame, stored) throws(DecodeFailure) in
+            try Journal.checkKind(frame.header)
+            let changes = try decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols)
+            keys.note(changes, names: symbols)
+            do throws(LogStoreError) {
+                for change in changes { rewriter.add(change, names: symbols) }
+                if rewriter.pending.isEmpty { outcome.droppedTransactions += 1 } else { outcome.keptTransactions += 1 }
+                try rewriter.flush()
+            } catch {
+                failure = error
+                throw DecodeFailure("the new store could not be written")
+            }
+        }
+        if let failure { throw failure }
+        if case .damage(let offset, _, _) = outcome.tail.end {
+            var unreadable = StoreRecovery(path: file.path, output: path, keptTransactions: 0, lostBytes: 0, lostTransactions: 0)
+            try StoreInspector.countReadable(after: offset, above: outcome.tail.lastSequence, symbols: symbols, dictionary: decoder.dictionary, in: &scanner, keys: &keys, into: &unreadable)
+            outcome.unreadable = (unreadable.lostTransactions, unreadable.firstLostSequence, unreadable.lastLostSequence)
+        }
+        if let reservation = keys.reservation(in: journal) { try journal.append([reservation]) }
+        outcome.droppedChanges = rewriter.droppedChanges
+        outcome.nullifiedReferences = rewriter.nullifiedReferences
+        outcome.newLastSequence = journal.lastSequence
+        journal.close()
+        // Appended without waiting for the disk: made durable once, here.
+        let written = try SystemFile(path: path, mode: .readOnly)
+        defer { written.close() }
+        try written.synchronize()
+        return outcome
+    }
+
+    /// Translates changes into the new journal's symbols, leaving out those
+    /// to lost records and references to them, and appends them.
+    private struct Rewriter {
+        let journal: Journal
+        let lost: [String: Set<UInt64>]
+        /// Per entity, per relationship, its destination entity.
+        let destinations: [String: [String: String]]
+        var pending: [RecordChange] = []
+        var droppedChanges = 0
+        var nullifiedReferences = 0
+
+        /// Adds a snapshot record of `entity` (lost ones are never read);
+        /// its references are in the symbols of `names`.
+        mutating func addRecord(entity: String, key: UInt64, slots: [String], values: [StoredValue], names: SymbolTable) throws(LogStoreError) {
+            // Nulls are what an insert leaves out anyway.
+            let fields = zip(slots, values).compactMap { slot, value -> Field? in
+                let value = translate(value, to: destinations[entity]?[slot], names: names)
+                return value == .null ? nil : Field(journal.symbol(for: slot), value)
+            }
+            pending.append(.insert(RecordID(entity: journal.symbol(for: entity), key: key), fields))
+            // Snapshot records go in transactions of 10,000, to bound memory.
+            if pending.count == 10_000 { try flush() }
+        }
+
+        /// Adds a change of the journal after the snapshot, in the symbols of
+        /// `names`, unless it changes a lost record.
+        mutating func add(_ change: RecordChange, names: SymbolTable) {
+            guard let id = translate(change.recordID, names: names) else {
+                droppedChanges += 1
+                return
+            }
+            let entity = names.name(of: change.recordID.entity) ?? ""
+            func translated(_ fields: [Field]) -> [Field] {
+                fields.compactMap { field in
+                    names.name(of: field.attribute).map { Field(journal.symbol(for: $0), translate(field.value, to: destinations[entity]?[$0], names: names)) }
+                }
+            }
+            switch change {
+            case .insert(_, let fields): pending.append(.insert(id, translated(fields)))
+            case .update(_, let fields): pending.append(.update(id, translated(fields)))
+            case .delete: pending.append(.delete(id))
+            }
+        }
+
+        mutating func flush() throws(LogStoreError) {
+            guard !pending.isEmpty else { return }
+            _ = try journal.append(pending)
+            pending = []
+        }
+
+        /// `id` in the new journal's symbols, of entity `entity` if given, else
+        /// the one its symbol names: nil when it names a lost record, or a
+        /// symbol the old name table lacks (which decoding rules out; kept
+        /// as a refusal rather than a trap).
+        private func translate(_ id: RecordID, entity: String? = nil, names: SymbolTable) -> RecordID? {
+            guard let entity = entity ?? names.name(of: id.entity), lost[entity]?.contains(id.key) != true else { return nil }
+            return RecordID(entity: journal.symbol(for: entity), key: id.key)
+        }
+
+        /// `value` with a reference to a lost record of `destination` made
+        /// null, or left out of a to-many list.
+        private mutating func translate(_ value: StoredValue, to destination: String?, names: SymbolTable) -> StoredValue {
+            switch value {
+            case .reference(let target):
+                guard let target = translate(target, entity: destination, names: names) else {
+                    nullifiedReferences += 1
+                    return .null
+                }
+                return .reference(target)
+            case .references(let targets):
+                let kept = targets.compactMap { translate($0, entity: destination, names: names) }
+                nullifiedReferences += targets.count - kept.count
+                return .references(kept)
+            default:
+                return value
+            }
+        }
+    }
+}
