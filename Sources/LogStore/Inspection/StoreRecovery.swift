@@ -113,10 +113,11 @@ extension StoreInspector {
                 recovery.damage = VerificationProblem(offset: offset, frameNumber: kept.frameCount + 1, message: "the last \(count) bytes are an interrupted save, never acknowledged: \(reason)")
             case .damage(let offset, let number, let reason):
                 recovery.damage = VerificationProblem(offset: offset, frameNumber: number, message: reason)
-                var scanner = FrameScanner(file: file, limit: size)
-                var keys = KeyHighWater()
-                try countReadable(after: offset, above: recovery.lastKeptSequence, symbols: checked.symbols, dictionary: checked.dictionary, in: &scanner, keys: &keys, into: &recovery)
-                reservation = keys
+                let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: recovery.lastKeptSequence, symbols: checked.symbols, dictionary: checked.dictionary)
+                recovery.lostTransactions = readable.count
+                recovery.firstLostSequence = readable.firstSequence
+                recovery.lastLostSequence = readable.lastSequence
+                reservation = readable.keys
             }
             try writeCopy(of: file, through: kept.validEnd, to: output, reserving: reservation)
             return recovery
@@ -135,8 +136,8 @@ extension StoreInspector {
             path: salvage.file.path, output: output, keptTransactions: outcome.keptTransactions,
             lastKeptSequence: outcome.keptTransactions > 0 ? outcome.tail.lastSequence : nil, damage: outcome.damagedBlocks.first,
             lostBytes: outcome.damagedBytes + (salvage.size - outcome.tail.validEnd), lostTransactions: outcome.unreadable.count)
-        recovery.firstLostSequence = outcome.unreadable.first
-        recovery.lastLostSequence = outcome.unreadable.last
+        recovery.firstLostSequence = outcome.unreadable.firstSequence
+        recovery.lastLostSequence = outcome.unreadable.lastSequence
         recovery.snapshotRecordsKept = outcome.keptRecords
         recovery.snapshotRecordsLost = outcome.lostRecordCount
         recovery.newStoreLastSequence = outcome.newLastSequence
@@ -146,28 +147,6 @@ extension StoreInspector {
         recovery.droppedTransactions = outcome.droppedTransactions
         recovery.nullifiedReferences = outcome.nullifiedReferences
         return recovery
-    }
-
-    /// Counts the valid transactions after the damage at `offset`, and the
-    /// keys they give out or reserve (decoded with `symbols` and
-    /// `dictionary`, those in force before the damage: a frame that needs
-    /// what the damaged frames declared counts, but its keys cannot be read).
-    static func countReadable(after offset: UInt64, above sequence: UInt64?, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?, in scanner: inout FrameScanner, keys: inout KeyHighWater, into recovery: inout StoreRecovery) throws(LogStoreError) {
-        var position = offset
-        var symbols = symbols
-        var decoder = PayloadDecoder(dictionary: dictionary)
-        while let next = try scanner.nextValidFrame(after: position, sequenceAbove: sequence) {
-            let run = try scanner.scan(from: next) { (frame, stored) throws(DecodeFailure) in
-                guard frame.header.kind == .transaction,
-                      let changes = try? decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols) else { return }
-                keys.note(changes, names: symbols)
-            }
-            recovery.lostTransactions += run.frameCount
-            recovery.firstLostSequence = recovery.firstLostSequence ?? run.firstSequence
-            recovery.lastLostSequence = run.lastSequence ?? recovery.lastLostSequence
-            guard case .damage(let offset, _, _) = run.end else { return }
-            position = offset
-        }
     }
 
     /// Copies the first `end` bytes of `file` to a new file at `output`,

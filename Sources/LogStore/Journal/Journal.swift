@@ -44,6 +44,10 @@ public final class Journal: Sendable {
     /// What open found at the end of the file and did about it. Log it when
     /// ``RecoveryReport/outcome`` is not `.clean`.
     public let recovery: RecoveryReport
+    /// The keys that readable frames after damage that salvage cut off gave
+    /// out or reserved (FORMAT.md §5.5): the object layer reserves them
+    /// again, so that no object ID given out before is given to another record.
+    let keysCutOff: KeyHighWater
 
     private let writer: JournalWriter
     /// The snapshot the file starts with, if any; replaced by a compaction.
@@ -119,6 +123,7 @@ public final class Journal: Sendable {
         let (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
+        var keysCutOff = KeyHighWater()
         switch summary.end {
         case .clean:
             break
@@ -133,6 +138,7 @@ public final class Journal: Sendable {
                 throw LogStoreError.damage(path: path, offset: offset, frameNumber: frameNumber, reason: reason)
             }
             report = RecoveryReport(outcome: .salvaged, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: fileSize - offset, reason: "frame \(frameNumber): \(reason)")
+            keysCutOff = try ReadableAfterDamage(file: file, limit: fileSize, after: offset, above: summary.lastSequence, symbols: symbols, dictionary: dictionary).keys
             if options.access == .readWrite {
                 report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
@@ -145,6 +151,7 @@ public final class Journal: Sendable {
         self.fileSystem = fileSystem
         self.header = header
         self.recovery = report
+        self.keysCutOff = keysCutOff
         self.currentSnapshot = Protected(snapshot?.file)
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(

@@ -64,6 +64,11 @@ struct KeyHighWater: Sendable, Equatable {
         }
     }
 
+    /// Counts every key `other` counts.
+    mutating func merge(_ other: KeyHighWater) {
+        for (entity, key) in other.next { note(entity, below: key) }
+    }
+
     /// The reservation (FORMAT.md §5.5) of every key counted, in `journal`'s symbols; nil when none is.
     func reservation(in journal: Journal) -> RecordChange? {
         let fields = next.sorted { $0.key < $1.key }.filter { $0.value > 0 }.map { entity, key in
@@ -71,6 +76,45 @@ struct KeyHighWater: Sendable, Equatable {
         }
         guard !fields.isEmpty else { return nil }
         return .update(RecordID(entity: journal.symbol(for: Store.keyReservationEntity), key: 1), fields)
+    }
+}
+
+/// The valid transactions after damage in a journal, which a salvage or
+/// recovery cannot keep (what they change may rest on the damaged frames),
+/// and the keys they gave out or reserved, which must never be given out
+/// again: an object ID handed out by a lost save may be kept outside the store.
+struct ReadableAfterDamage: Sendable {
+    var count = 0
+    var firstSequence: UInt64?
+    var lastSequence: UInt64?
+    var keys = KeyHighWater()
+
+    init() {}
+
+    /// Scans `file` up to `limit` for the valid frames after the damage at
+    /// `offset` with a sequence number above `sequence`. They are decoded
+    /// with `symbols` and `dictionary`, those in force before the damage: a
+    /// frame that needs what the damaged frames declared counts, but its
+    /// keys cannot be read.
+    init(file: any FileIO, limit: UInt64, after offset: UInt64, above sequence: UInt64?, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) throws(LogStoreError) {
+        var scanner = FrameScanner(file: file, limit: limit)
+        var position = offset
+        var symbols = symbols
+        var decoder = PayloadDecoder(dictionary: dictionary)
+        var keys = KeyHighWater()
+        while let next = try scanner.nextValidFrame(after: position, sequenceAbove: sequence) {
+            let run = try scanner.scan(from: next) { (frame, stored) throws(DecodeFailure) in
+                guard frame.header.kind == .transaction,
+                      let changes = try? decoder.decodeTransaction(frame.header, stored: stored, symbols: &symbols) else { return }
+                keys.note(changes, names: symbols)
+            }
+            count += run.frameCount
+            firstSequence = firstSequence ?? run.firstSequence
+            lastSequence = run.lastSequence ?? lastSequence
+            guard case .damage(let offset, _, _) = run.end else { break }
+            position = offset
+        }
+        self.keys = keys
     }
 }
 
@@ -100,7 +144,7 @@ struct SnapshotSalvage {
         var droppedChanges = 0
         var nullifiedReferences = 0
         /// Valid transactions after damage in the journal, which cannot be kept.
-        var unreadable = (count: 0, first: UInt64?.none, last: UInt64?.none)
+        var unreadable = ReadableAfterDamage()
         var newLastSequence: UInt64 = 0
     }
 
@@ -201,9 +245,9 @@ struct SnapshotSalvage {
         }
         if let failure { throw failure }
         if case .damage(let offset, _, _) = outcome.tail.end {
-            var unreadable = StoreRecovery(path: file.path, output: path, keptTransactions: 0, lostBytes: 0, lostTransactions: 0)
-            try StoreInspector.countReadable(after: offset, above: outcome.tail.lastSequence, symbols: symbols, dictionary: decoder.dictionary, in: &scanner, keys: &keys, into: &unreadable)
-            outcome.unreadable = (unreadable.lostTransactions, unreadable.firstLostSequence, unreadable.lastLostSequence)
+            let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: outcome.tail.lastSequence, symbols: symbols, dictionary: decoder.dictionary)
+            keys.merge(readable.keys)
+            outcome.unreadable = readable
         }
         if let reservation = keys.reservation(in: journal) { try journal.append([reservation]) }
         outcome.droppedChanges = rewriter.droppedChanges

@@ -80,3 +80,69 @@ struct SnapshotSalvageTests {
         }
     }
 }
+
+@Suite("Recovered stores never give out a key twice")
+struct RecoveredKeysTests {
+    /// A store without a snapshot whose second save's frames come after a
+    /// damaged frame of the first: returns the largest key the second save
+    /// gave out, which the recovered store loses.
+    static func storeWithKeysAfterDamage(at path: String, model: Model) throws -> UInt64 {
+        let store = try Store(path: path, model: model, options: CounterModel.manual)
+        defer { store.close() }
+        let context = store.newContext()
+        try CounterModel.insertCounters(60, into: context)
+        // More than the first reservation holds: the second save reserves again.
+        let later = try CounterModel.insertCounters(60, into: context)
+        return later.map(\.objectID.key).max() ?? 0
+    }
+
+    @Test("recover of a damaged journal reserves the keys that the readable frames after the damage gave out")
+    func recoverKeepsKeysOfLostFrames() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/keys.logstore"
+            let model = try CounterModel.make()
+            let lastLostKey = try Self.storeWithKeysAfterDamage(at: path, model: model)
+            // Frames: the model, a reservation, the first save, a reservation, the second save.
+            let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
+            try #require(frames.count == 5)
+            try StoreFileSurgery(path: path).flipBit(at: frames[2].offset + FrameLayout.headerSize + 3)
+
+            let output = directory + "/recovered.logstore"
+            let recovery = try StoreInspector.recover(path: path, to: output)
+            #expect(recovery.lostTransactions == 2)
+            let store = try Store(path: output, model: model, options: CounterModel.manual)
+            defer { store.close() }
+            let context = store.newContext()
+            let counter = try context.insert("Counter")
+            try context.save()
+            #expect(counter.objectID.key > lastLostKey, "key \(counter.objectID.key) was given out by a frame the recovery could not keep")
+        }
+    }
+
+    @Test("Opening a damaged journal with .salvage reserves the keys that the frames cut off gave out")
+    func salvageKeepsKeysOfLostFrames() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/keys.logstore"
+            let model = try CounterModel.make()
+            let lastLostKey = try Self.storeWithKeysAfterDamage(at: path, model: model)
+            let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
+            try StoreFileSurgery(path: path).flipBit(at: frames[2].offset + FrameLayout.headerSize + 3)
+
+            let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
+            do {
+                let store = try Store(path: path, model: model, options: options)
+                defer { store.close() }
+                #expect(store.recovery.outcome == .salvaged)
+                let context = store.newContext()
+                let counter = try context.insert("Counter")
+                try context.save()
+                #expect(counter.objectID.key > lastLostKey, "key \(counter.objectID.key) was given out by a frame salvage cut off")
+            }
+            // And the reservation is in the file: a plain open later knows it too.
+            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            defer { store.close() }
+            let counter = try store.newContext().insert("Counter")
+            #expect(counter.objectID.key > lastLostKey + 1)
+        }
+    }
+}
