@@ -78,6 +78,7 @@ public final class Journal: Sendable {
         // rename next to that file, and the link stays a link.
         let path = fileSystem.resolvingSymbolicLink(path)
         var attempts = 0
+        var salvaged: RecoveryReport?
         while true {
             let file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite)
             do throws(LogStoreError) {
@@ -93,9 +94,16 @@ public final class Journal: Sendable {
                     }
                     Compaction.removeAbandonedFiles(of: path, on: fileSystem)
                 }
-                try self.init(file: file, options: options, fileSystem: fileSystem)
+                try self.init(file: file, options: options, fileSystem: fileSystem, salvaged: salvaged)
                 return
             } catch {
+                // Salvage rewrites a store with damaged snapshot blocks, then opens it again.
+                if error.kind == .corruptSnapshot, options.recoveryMode == .salvage, options.access == .readWrite, salvaged == nil,
+                   let report = try SnapshotSalvage.replaceStore(file, on: fileSystem) {
+                    salvaged = report
+                    file.close()
+                    continue
+                }
                 file.close()
                 throw error
             }
@@ -104,7 +112,8 @@ public final class Journal: Sendable {
 
     /// Opens a journal on an already opened (and, for writing, locked) file.
     /// Tests pass a file that fails on command.
-    init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
+    /// `salvaged` is the report of a salvage that rewrote the file before.
+    init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem(), salvaged: RecoveryReport? = nil) throws(LogStoreError) {
         let path = file.path
         let fileSize = try file.size()
         let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
@@ -150,6 +159,10 @@ public final class Journal: Sendable {
         self.options = options
         self.fileSystem = fileSystem
         self.header = header
+        if var salvaged {
+            salvaged.frameCount = report.frameCount
+            report = salvaged
+        }
         self.recovery = report
         self.keysCutOff = keysCutOff
         self.currentSnapshot = Protected(snapshot?.file)

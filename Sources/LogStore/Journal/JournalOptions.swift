@@ -98,8 +98,11 @@ public struct RecoveryReport: Sendable, Hashable {
     public var droppedByteCount: UInt64
     /// Why the bytes were dropped, for logs.
     public var reason: String?
-    /// In salvage mode, the file holding the bytes cut off.
+    /// In salvage mode, the file holding the bytes cut off (for damage in
+    /// the snapshot, the whole damaged file, which salvage rewrote).
     public var preservedDamagePath: String?
+    /// In salvage mode, the records lost with damaged snapshot blocks.
+    public var lostRecords: [LostRecords] = []
 
     static func clean(frames: Int) -> RecoveryReport {
         RecoveryReport(outcome: .clean, frameCount: frames, droppedOffset: nil, droppedByteCount: 0)

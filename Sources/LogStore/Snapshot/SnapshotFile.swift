@@ -120,7 +120,7 @@ final class SnapshotFile: Sendable {
     }
 
     static func blockDamage(path: String, number: Int, offset: UInt64, reason: String) -> LogStoreError {
-        LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read; restore the file from a backup (run \"logstore-tool verify \(path)\" to list every damaged block)", path: path, offset: offset, frameNumber: number)
+        LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset, frameNumber: number)
     }
 
     private static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {

@@ -340,3 +340,50 @@ struct SnapshotSalvage {
         }
     }
 }
+
+extension SnapshotSalvage {
+    /// Salvage mode's repair of a store whose snapshot has damaged blocks,
+    /// opened read-write and locked as `file`: writes the salvaged store next
+    /// to it, keeps the damaged file whole under `PATH.damaged-0` (a second
+    /// name for it, not a copy), and renames the salvaged one over the store.
+    /// The caller then opens the store again; the report says what was lost.
+    ///
+    /// - Returns: nil when the snapshot's index is damaged (it names the
+    ///   entity and slots of every block's records, so there is nothing to
+    ///   salvage from) or no block is: the damage is reported as it was.
+    static func replaceStore(_ file: any FileIO, on fileSystem: any FileSystem) throws(LogStoreError) -> RecoveryReport? {
+        let path = file.path
+        let size = try file.size()
+        let header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+        guard let indexOffset = header.snapshotIndexOffset,
+              let (index, frame) = try? SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size) else { return nil }
+        let salvage = SnapshotSalvage(file: file, header: header, index: index, tailStart: indexOffset + frame.frameSize, size: size)
+        // The lock is held: any salvaging file here was abandoned by a crash.
+        for (abandoned, _) in fileSystem.temporaries(of: path, marker: "salvaging") { fileSystem.remove(abandoned) }
+        let temporary = "\(path).salvaging-\(getpid())"
+        defer { fileSystem.remove(temporary) }
+        guard let outcome = try salvage.write(to: temporary) else { return nil }
+
+        var aside = "\(path).damaged-0"
+        var attempt = 1
+        while try !fileSystem.link(path, to: aside) {
+            attempt += 1
+            aside = "\(path).damaged-0-\(attempt)"
+        }
+        try fileSystem.rename(temporary, to: path)
+        try fileSystem.synchronizeDirectory(of: path)
+
+        let first = outcome.damagedBlocks[0]
+        var lost = "\(outcome.lostRecordCount) records lost"
+        if outcome.droppedChanges > 0 { lost += ", and \(outcome.droppedChanges) later changes to them" }
+        if outcome.unreadable.count > 0 { lost += ", and \(outcome.unreadable.count) transactions after damage in the journal" }
+        var report = RecoveryReport(
+            outcome: .salvaged, frameCount: Int(outcome.newLastSequence), droppedOffset: first.offset,
+            droppedByteCount: outcome.damagedBytes + (size - outcome.tail.validEnd),
+            reason: "\(outcome.damagedBlocks.count) damaged snapshot block(s), the first: \(first.message); \(lost)")
+        report.preservedDamagePath = aside
+        report.lostRecords = outcome.lostRecords
+        return report
+    }
+}
+

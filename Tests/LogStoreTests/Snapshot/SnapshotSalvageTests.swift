@@ -81,6 +81,42 @@ struct SnapshotSalvageTests {
     }
 }
 
+extension SnapshotSalvageTests {
+    @Test("Opening with .salvage rewrites a store with a damaged snapshot block: the other blocks and the journal are kept, the damaged file is kept aside")
+    func salvageOpensSnapshotDamage() throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, index in
+            let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
+            let lostKeys = try #require(Self.keys(ofBlock: 3, in: index)["Counter"])
+            let block = index.blocks[3]
+            let surgery = StoreFileSurgery(path: path)
+            try surgery.flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2, bit: 3)
+            let damaged = try surgery.bytes
+
+            let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
+            do {
+                let store = try Store(path: path, model: model, options: options)
+                defer { store.close() }
+                let report = store.recovery
+                #expect(report.outcome == .salvaged)
+                #expect(report.lostRecords == [LostRecords(entity: "Counter", keys: [lostKeys.first!...lostKeys.last!], count: lostKeys.count)])
+                #expect(report.droppedOffset == block.offset)
+                #expect(report.reason?.contains("snapshot block 4") == true, "\(report)")
+                let aside = try #require(report.preservedDamagePath)
+                #expect(try JournalFixtures.read(aside) == damaged, "the damaged file is kept whole")
+                let counters = try #require(contents(of: store)["Counter"])
+                #expect(counters.count == 5_000 - lostKeys.count)
+                #expect(counters[saved.changed]?[1] == .int64(-2))
+                #expect(counters[saved.inserted] != nil)
+            }
+            // The store is whole now: a strict open reads it.
+            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            defer { store.close() }
+            #expect(store.recovery.outcome == .clean)
+            #expect(contents(of: store)["Counter"]?.count == 5_000 - lostKeys.count)
+        }
+    }
+}
+
 @Suite("Recovered stores never give out a key twice")
 struct RecoveredKeysTests {
     /// A store without a snapshot whose second save's frames come after a
