@@ -84,7 +84,8 @@ final class SnapshotFile: Sendable {
         guard index.sequence == header.sequence else {
             throw damaged("it covers sequence \(index.sequence) but its frame says \(header.sequence)")
         }
-        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset + $0.frameSize <= indexOffset }) else {
+        // Compared without adding, so that no offset overflows.
+        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset <= indexOffset && $0.frameSize <= indexOffset - $0.offset }) else {
             throw damaged("its directory places a block outside the snapshot")
         }
         return (index, header)

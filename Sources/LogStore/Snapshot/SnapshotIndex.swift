@@ -202,8 +202,10 @@ struct SnapshotIndex: Sendable, Equatable {
             }
             blocks.append(block)
         }
-        guard blocks.reduce(0, { $0 + $1.recordCount }) == recordCount else {
-            throw DecodeFailure("the blocks hold \(blocks.reduce(0) { $0 + $1.recordCount }) records, the entities \(recordCount)")
+        // Each count at most the keys listed, and fewer blocks than bytes: the sum stays far below Int.max.
+        let keyCount = recordCount
+        guard blocks.allSatisfy({ $0.recordCount <= keyCount }), blocks.reduce(0, { $0 + $1.recordCount }) == keyCount else {
+            throw DecodeFailure("the blocks' record counts do not add up to the \(keyCount) keys the entities list")
         }
 
         let indexCount = try reader.readCount()
