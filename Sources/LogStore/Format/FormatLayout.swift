@@ -9,13 +9,18 @@ enum FileLayout {
     static let magic: [UInt8] = Array("LOGSTORE".utf8)
     /// The newest format this code reads and writes, and the version of
     /// every file it creates: version 2 adds the snapshot (FORMAT.md §11),
-    /// version 3 the decimal value type (§5.2).
-    static let currentVersion: UInt16 = 3
+    /// version 3 the decimal value type (§5.2), version 4 self-describing
+    /// snapshot blocks (§11.2).
+    static let currentVersion: UInt16 = 4
     /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
     /// The first version with decimal values; before it a Decimal
     /// attribute's value was stored as its text.
     static let decimalVersion: UInt16 = 3
+    /// The first version whose snapshot blocks start with a copy of what the
+    /// index says of every block (FORMAT.md §11.2), so that a damaged index
+    /// can be rebuilt from them.
+    static let selfDescribingBlockVersion: UInt16 = 4
     /// Where a version 2 header keeps the offset of the snapshot index frame.
     static let snapshotOffsetField = 40
     /// The size of the file header, in bytes.

@@ -92,12 +92,14 @@ extension StoreInspector {
                     let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: size, cacheCapacity: 1 << 20)
                     origin = try TailOrigin(file: file, after: snapshot, index: index)
                 } catch {
-                    // With its index whole, every other block still reads.
-                    if let (index, frame) = try? SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size),
-                       let recovery = try recoverSnapshot(SnapshotSalvage(file: file, header: header, index: index, tailStart: indexOffset + frame.frameSize, size: size), to: output) {
+                    // Every block that is whole still reads, from the index or what the blocks repeat of it.
+                    if let salvage = try SnapshotSalvage(file: file, header: header, size: size), let recovery = try recoverSnapshot(salvage, to: output) {
                         return recovery
                     }
-                    throw LogStoreError(.corruptSnapshot, "\(path) cannot be recovered: the index of its snapshot, which names the entity and slots of every record saved before its last compaction, is damaged (\(error.message)); restore the file from a backup", path: path, offset: error.offset, frameNumber: error.frameNumber, details: [error])
+                    let why = header.readVersion < FileLayout.selfDescribingBlockVersion
+                        ? "its blocks (format version \(header.readVersion)) do not repeat what it says"
+                        : "no block is whole to rebuild it from"
+                    throw LogStoreError(.corruptSnapshot, "\(path) cannot be recovered: the index of its snapshot, which names the entity and slots of every record saved before its last compaction, is damaged (\(error.message)), and \(why); restore the file from a backup", path: path, offset: error.offset, frameNumber: error.frameNumber, details: [error])
                 }
             }
             let checked = try origin.checkTransactions(limit: size)

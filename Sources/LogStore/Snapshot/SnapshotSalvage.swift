@@ -10,14 +10,30 @@ public struct LostRecords: Sendable, Hashable, Codable {
     public var entity: String
     /// The lost keys, as increasing, disjoint ranges.
     public var keys: [ClosedRange<UInt64>]
-    /// How many records the ranges hold.
+    /// How many records the ranges hold; when not ``isExact``, at most how many.
     public var count: Int
+    /// Whether every key of the ranges named a record. False when the
+    /// snapshot index was damaged and rebuilt from the blocks: the ranges
+    /// are then the keys between the records of the whole blocks around the
+    /// damage, some of which may have been deleted before.
+    public var isExact: Bool
 
     /// The report of `count` lost records of `entity`, whose keys are `keys`.
-    public init(entity: String, keys: [ClosedRange<UInt64>], count: Int) {
+    public init(entity: String, keys: [ClosedRange<UInt64>], count: Int, isExact: Bool = true) {
         self.entity = entity
         self.keys = keys
         self.count = count
+        self.isExact = isExact
+    }
+
+    /// Whether `key` is in the ranges.
+    func contains(_ key: UInt64) -> Bool {
+        var low = 0, high = keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle].upperBound < key { low = middle + 1 } else { high = middle }
+        }
+        return low < keys.count && keys[low].contains(key)
     }
 
     /// The report of the records of `entity` with `keys`, increasing.
@@ -154,6 +170,11 @@ struct SnapshotSalvage {
     /// Where the journal after the snapshot starts, and the file's size.
     let tailStart: UInt64
     let size: UInt64
+    /// Damage found before the blocks are read (a damaged index rebuilt
+    /// from the blocks), with the records it lost and its bytes.
+    var knownDamage: [VerificationProblem] = []
+    var knownLost: [LostRecords] = []
+    var knownDamagedBytes: UInt64 = 0
 
     /// Reads every block, checking each whole; returns those that read and
     /// the damage of the others.
@@ -163,7 +184,7 @@ struct SnapshotSalvage {
         var damage: [(Int, VerificationProblem)] = []
         for number in index.blocks.indices {
             do throws(LogStoreError) {
-                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, in: file))
+                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, in: file))
             } catch {
                 damage.append((number, VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message)))
             }
@@ -175,24 +196,24 @@ struct SnapshotSalvage {
     /// when every block is whole (the damage, if any, is elsewhere).
     func write(to path: String) throws(LogStoreError) -> Outcome? {
         let (blocks, damage) = readBlocks()
-        guard !damage.isEmpty else { return nil }
+        guard !damage.isEmpty || !knownDamage.isEmpty else { return nil }
         var outcome = Outcome()
-        outcome.damagedBlocks = damage.map(\.problem)
-        outcome.damagedBytes = damage.reduce(0) { $0 + index.blocks[$1.number].frameSize }
+        outcome.damagedBlocks = knownDamage + damage.map(\.problem)
+        outcome.damagedBytes = damage.reduce(knownDamagedBytes) { $0 + index.blocks[$1.number].frameSize }
 
         // The index places every key in a block (SnapshotIndex checks that
         // the directory's counts add up), so the lost keys are exact.
         let damagedNumbers = Set(damage.map(\.number))
-        var lost: [String: Set<UInt64>] = [:]
+        outcome.lostRecords = knownLost
         var cursor = BlockCursor(index.blocks)
         var keys = KeyHighWater()
         for entity in index.entities {
             keys.note(entity.name, below: entity.nextKey)
             let lostKeys = entity.keys.filter { _ in damagedNumbers.contains(cursor.next().block) }
             guard !lostKeys.isEmpty else { continue }
-            lost[entity.name] = Set(lostKeys)
             outcome.lostRecords.append(LostRecords(entity: entity.name, keys: lostKeys))
         }
+        let lost = Dictionary(grouping: outcome.lostRecords, by: \.entity)
 
         let origin = try TailOrigin(file: file, start: tailStart, index: index)
         try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt))
@@ -204,6 +225,14 @@ struct SnapshotSalvage {
         var destinations: [String: [String: String]] = [:]
         for entity in schema?.entities ?? [] {
             destinations[entity.name] = Dictionary(entity.relationships.map { ($0.name, $0.destination) }, uniquingKeysWith: { first, _ in first })
+        }
+        // Without a recorded model, blocks of format version 4 say it.
+        if schema == nil, let context = blocks.first?.context {
+            for entity in context.entities {
+                destinations[entity.name] = Dictionary(zip(entity.slots, entity.destinations).compactMap { slot, destination in
+                    destination.flatMap { context.entities.indices.contains($0) ? (slot, context.entities[$0].name) : nil }
+                }, uniquingKeysWith: { first, _ in first })
+            }
         }
         var rewriter = Rewriter(journal: journal, lost: lost, destinations: destinations)
         if !index.schema.isEmpty {
@@ -265,7 +294,7 @@ struct SnapshotSalvage {
     /// to lost records and references to them, and appends them.
     private struct Rewriter {
         let journal: Journal
-        let lost: [String: Set<UInt64>]
+        let lost: [String: [LostRecords]]
         /// Per entity, per relationship, its destination entity.
         let destinations: [String: [String: String]]
         var pending: [RecordChange] = []
@@ -316,7 +345,7 @@ struct SnapshotSalvage {
         /// symbol the old name table lacks (which decoding rules out; kept
         /// as a refusal rather than a trap).
         private func translate(_ id: RecordID, entity: String? = nil, names: SymbolTable) -> RecordID? {
-            guard let entity = entity ?? names.name(of: id.entity), lost[entity]?.contains(id.key) != true else { return nil }
+            guard let entity = entity ?? names.name(of: id.entity), lost[entity]?.contains(where: { $0.contains(id.key) }) != true else { return nil }
             return RecordID(entity: journal.symbol(for: entity), key: id.key)
         }
 
@@ -348,16 +377,14 @@ extension SnapshotSalvage {
     /// name for it, not a copy), and renames the salvaged one over the store.
     /// The caller then opens the store again; the report says what was lost.
     ///
-    /// - Returns: nil when the snapshot's index is damaged (it names the
-    ///   entity and slots of every block's records, so there is nothing to
-    ///   salvage from) or no block is: the damage is reported as it was.
+    /// - Returns: nil when there is nothing to salvage from (see
+    ///   ``init(file:header:size:)``) or no block is damaged: the damage is
+    ///   reported as it was.
     static func replaceStore(_ file: any FileIO, on fileSystem: any FileSystem) throws(LogStoreError) -> RecoveryReport? {
         let path = file.path
         let size = try file.size()
         let header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
-        guard let indexOffset = header.snapshotIndexOffset,
-              let (index, frame) = try? SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size) else { return nil }
-        let salvage = SnapshotSalvage(file: file, header: header, index: index, tailStart: indexOffset + frame.frameSize, size: size)
+        guard let salvage = try SnapshotSalvage(file: file, header: header, size: size) else { return nil }
         // The lock is held: any salvaging file here was abandoned by a crash.
         for (abandoned, _) in fileSystem.temporaries(of: path, marker: "salvaging") { fileSystem.remove(abandoned) }
         let temporary = "\(path).salvaging-\(getpid())"
@@ -384,6 +411,114 @@ extension SnapshotSalvage {
         report.preservedDamagePath = aside
         report.lostRecords = outcome.lostRecords
         return report
+    }
+}
+
+extension SnapshotSalvage {
+    /// The salvage of the snapshot of `file`: from its index when that
+    /// reads, else from its blocks (``rebuildingIndex(of:header:size:damage:)``).
+    /// Nil when the file has no snapshot, or its index is damaged and its
+    /// blocks (format versions 2 and 3) do not say what the index did.
+    init?(file: any FileIO, header: FileHeader, size: UInt64) throws(LogStoreError) {
+        guard let indexOffset = header.snapshotIndexOffset else { return nil }
+        do throws(LogStoreError) {
+            let (index, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
+            self.init(file: file, header: header, index: index, tailStart: indexOffset + frame.frameSize, size: size)
+        } catch {
+            guard let rebuilt = try Self.rebuildingIndex(of: file, header: header, size: size, damage: error) else { return nil }
+            self = rebuilt
+        }
+    }
+
+    /// The salvage of a snapshot whose index is damaged, from what its blocks
+    /// repeat of it (format version 4 on, FORMAT.md §11.4): the entities,
+    /// names and next keys from any whole block, the key lists and the
+    /// directory from the whole blocks' records. The records between the
+    /// whole blocks around damage are reported lost, as ranges of keys that
+    /// may include keys deleted before. The recorded model and the store
+    /// dictionary, which only the index holds, are lost.
+    static func rebuildingIndex(of file: any FileIO, header: FileHeader, size: UInt64, damage: LogStoreError) throws(LogStoreError) -> SnapshotSalvage? {
+        guard header.readVersion >= FileLayout.selfDescribingBlockVersion, let indexOffset = header.snapshotIndexOffset, indexOffset <= size else { return nil }
+        var found: [(header: FrameHeader, offset: UInt64, block: SnapshotBlock)] = []
+        // Before which of the found blocks blocks are missing (found.count: after the last).
+        var gaps: [Int] = []
+        var context: BlockContext?
+        var scanner = FrameScanner(file: file, limit: indexOffset)
+        var position = UInt64(FileLayout.headerSize)
+        var lastNumber: UInt64? = 0
+        scanning: while true {
+            let summary = try scanner.scan(from: position, lastSequence: lastNumber) { (frame, stored) throws(DecodeFailure) in
+                guard frame.header.kind == .snapshotBlock else { throw DecodeFailure("a \(frame.header.kind) frame stands among the blocks") }
+                let block = try SnapshotBlock(number: found.count, raw: try SnapshotFile.decompress(frame.header, Array(stored)), slotCounts: nil, hasContext: true)
+                guard let own = block.context, block.count > 0, context.map(own.agrees) ?? true,
+                      found.last.map({ ($0.block.entities.last!, $0.block.keys.last!) < (block.entities[0], block.keys[0]) }) ?? true else {
+                    throw DecodeFailure("its context or its records disagree with the blocks before it")
+                }
+                context = context ?? own
+                found.append((frame.header, frame.offset, block))
+            }
+            switch summary.end {
+            case .clean:
+                break scanning
+            case .tornTail:
+                gaps.append(found.count)
+                break scanning
+            case .damage(let offset, _, _):
+                gaps.append(found.count)
+                guard let next = try scanner.nextValidFrame(after: offset, sequenceAbove: found.last?.header.sequence) else { break scanning }
+                position = next
+                lastNumber = nil
+            }
+        }
+        guard let context, !found.isEmpty else { return nil }
+
+        var index = SnapshotIndex(sequence: context.sequence, blockSize: 0)
+        index.symbols = context.symbols
+        index.blocksHaveContext = true
+        index.entities = context.entities.map { SnapshotIndex.Entity(name: $0.name, slots: $0.slots, nextKey: $0.nextKey, keys: []) }
+        for (frame, offset, block) in found {
+            for position in 0..<block.count { index.entities[block.entities[position]].keys.append(block.keys[position]) }
+            index.blocks.append(SnapshotIndex.Block(
+                offset: offset, storedSize: frame.storedSize, rawSize: frame.rawSize, checksum: frame.checksum, recordCount: block.count,
+                firstEntity: block.entities[0], firstKey: block.keys[0], lastEntity: block.entities[block.count - 1], lastKey: block.keys[block.count - 1]))
+        }
+
+        // Each gap loses the keys between the record before it and the one after it.
+        var ranges = Array(repeating: [ClosedRange<UInt64>](), count: context.entities.count)
+        for gap in gaps {
+            let before = gap == 0 ? nil : found[gap - 1].block
+            let after = gap == found.count ? nil : found[gap].block
+            let lower = before.map { ($0.entities[$0.count - 1], $0.keys[$0.count - 1]) }
+            let upper = after.map { ($0.entities[0], $0.keys[0]) }
+            let first = lower?.0 ?? 0, last = upper?.0 ?? context.entities.count - 1
+            guard first <= last else { continue }
+            for entity in first...last {
+                var low: UInt64 = 0
+                if let lower, lower.0 == entity {
+                    guard lower.1 < .max else { continue }
+                    low = lower.1 + 1
+                }
+                let below = upper.map { $0.0 == entity ? $0.1 : nil } ?? nil
+                let end = below ?? context.entities[entity].nextKey
+                guard end > low else { continue }
+                ranges[entity].append(low...(end - 1))
+            }
+        }
+        let lost = zip(context.entities, ranges).compactMap { entity, ranges -> LostRecords? in
+            guard !ranges.isEmpty else { return nil }
+            let count = ranges.reduce(0) { $0.addingReportingOverflow(Int(clamping: $1.upperBound - $1.lowerBound) &+ 1).partialValue }
+            return LostRecords(entity: entity.name, keys: ranges, count: max(count, 0), isExact: false)
+        }
+
+        var tail = FrameScanner(file: file, limit: size)
+        let tailStart = try tail.nextValidFrame(after: indexOffset, sequenceAbove: context.sequence) ?? size
+        let blockBytes = found.reduce(UInt64(0)) { $0 + $1.header.frameSize }
+        let problem = VerificationProblem(
+            offset: indexOffset, frameNumber: damage.frameNumber ?? 0,
+            message: "\(damage.message). The index was rebuilt from the blocks; the recorded model and the store dictionary, which only the index holds, are lost")
+        return SnapshotSalvage(
+            file: file, header: header, index: index, tailStart: tailStart, size: size, knownDamage: [problem], knownLost: lost,
+            knownDamagedBytes: (indexOffset - UInt64(FileLayout.headerSize) - min(blockBytes, indexOffset - UInt64(FileLayout.headerSize))) + (tailStart - indexOffset))
     }
 }
 

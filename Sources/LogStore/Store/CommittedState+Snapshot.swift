@@ -111,9 +111,7 @@ extension CommittedState {
     func write(to writer: inout SnapshotWriter, progress: (CompactionProgress) -> Void) throws(LogStoreError) {
         var failure: LogStoreError?
         for entity in model.entities {
-            // Keys reserved but not yet handed out count: the journal that
-            // reserved them is folded away.
-            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: max(nextKeys[entity.index], reservedKeys[entity.index]))
+            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: snapshotNextKey(of: entity))
             var written = 0
             tables[entity.index].forEachRecord { key, version, bytes in
                 guard failure == nil else { return }
@@ -131,6 +129,24 @@ extension CommittedState {
                 throw LogStoreError(.io, "compaction read \(written) of \(tables[entity.index].count) records of \(entity.name); the store was left as it was", entity: entity.name)
             }
         }
+    }
+
+    /// The next key a snapshot of this state keeps for `entity`. Keys
+    /// reserved but not yet handed out count: the journal that reserved them
+    /// is folded away.
+    func snapshotNextKey(of entity: EntityDescription) -> UInt64 {
+        max(nextKeys[entity.index], reservedKeys[entity.index])
+    }
+
+    /// What every block of a snapshot of this state at `sequence`, with the
+    /// name table `symbols`, repeats of its index (FORMAT.md §11.2).
+    func blockContext(sequence: UInt64, symbols: [String]) -> BlockContext {
+        BlockContext(sequence: sequence, symbols: symbols, entities: model.entities.map { entity in
+            BlockContext.Entity(
+                name: entity.name, slots: Self.slotNames(entity),
+                destinations: Array(repeating: nil, count: entity.attributes.count) + entity.relationships.map(\.destinationIndex),
+                nextKey: snapshotNextKey(of: entity))
+        })
     }
 
     /// The secondary indexes, as a snapshot written by ``write(to:progress:)`` stores them.

@@ -12,9 +12,11 @@ struct Recover: ParsableCommand {
             journal keeps every transaction before it. A damaged snapshot block loses only its \
             own records: those of every other block are kept (as inserts in a new journal), then \
             every transaction after the snapshot, minus its changes to the lost records; \
-            references to lost records become null. The lost records are listed by entity and \
-            key range. Exits 0 when nothing was lost, 1 when something was, 3 when the \
-            snapshot's index is damaged (restore a backup).
+            references to lost records become null. A damaged snapshot index is rebuilt from \
+            the blocks (format version 4 on; the recorded model and the store dictionary are \
+            lost). The lost records are listed by entity and key range. Exits 0 when nothing \
+            was lost, 1 when something was, 3 when nothing can be recovered (a damaged index \
+            of a version 2 or 3 file: restore a backup).
             """)
 
     @OptionGroup var common: CommonOptions
@@ -34,7 +36,9 @@ struct Recover: ParsableCommand {
                 }
                 for lost in recovery.lostRecords {
                     let ranges = lost.keys.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
-                    print("lost: \(lost.count) \(lost.entity) record(s), keys \(ranges.joined(separator: ", "))")
+                    // Rebuilt from the blocks, the ranges may hold keys deleted before.
+                    let count = lost.isExact ? "\(lost.count)" : "up to \(lost.count)"
+                    print("lost: \(count) \(lost.entity) record(s), keys \(ranges.joined(separator: ", "))")
                 }
                 if recovery.droppedChanges > 0 {
                     print("lost: \(recovery.droppedChanges) later change(s) to those records (\(recovery.droppedTransactions) transaction(s) held nothing else)")

@@ -117,6 +117,139 @@ extension SnapshotSalvageTests {
     }
 }
 
+extension SnapshotSalvageTests {
+    /// Flips a bit in the payload of the snapshot index frame.
+    static func damageIndex(of path: String, _ index: SnapshotIndex) throws {
+        let indexOffset = Int(index.blocks.last!.offset + index.blocks.last!.frameSize)
+        try StoreFileSurgery(path: path).flipBit(at: indexOffset + 60)
+    }
+
+    @Test("recover with a damaged index rebuilds it from the blocks: every record and the journal after the snapshot are kept")
+    func recoverRebuildsDamagedIndex() throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, index in
+            let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
+            try Self.damageIndex(of: path, index)
+
+            let output = path + ".recovered"
+            let recovery = try StoreInspector.recover(path: path, to: output)
+            #expect(recovery.lostRecords.isEmpty)
+            #expect(recovery.snapshotRecordsKept == 5_000)
+            #expect(recovery.damagedBlocks.first?.message.contains("rebuilt from the blocks") == true)
+            #expect(recovery.keptTransactions >= 3 && recovery.lostTransactions == 0)
+
+            let store = try Store(path: output, model: model, options: CounterModel.manual)
+            defer { store.close() }
+            let counters = try #require(contents(of: store)["Counter"])
+            #expect(counters.count == 5_000, "all but the deleted one, and the inserted one")
+            #expect(counters[saved.changed]?[1] == .int64(-2))
+            #expect(counters[saved.lost]?[1] == .int64(-1))
+            #expect(counters[saved.inserted] != nil && counters[saved.deleted] == nil)
+            let next = try store.newContext().insert("Counter")
+            #expect(next.objectID.key > saved.inserted && next.objectID.key >= index.entities[0].nextKey)
+        }
+    }
+
+    @Test("With the index and a block damaged, recover reports the keys between the whole blocks around it as lost, and salvage opens the store")
+    func rebuildsAroundDamagedBlock() throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, index in
+            let lostKeys = try #require(Self.keys(ofBlock: 5, in: index)["Counter"])
+            let block = index.blocks[5]
+            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            try Self.damageIndex(of: path, index)
+
+            let recovery = try StoreInspector.recover(path: path, to: path + ".recovered")
+            // Keys are dense here, so the range between the neighbours is exactly the block's.
+            #expect(recovery.lostRecords == [LostRecords(entity: "Counter", keys: [lostKeys.first!...lostKeys.last!], count: lostKeys.count, isExact: false)])
+            #expect(recovery.snapshotRecordsKept == 5_000 - lostKeys.count)
+
+            let store = try Store(path: path, model: model, options: JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual))
+            defer { store.close() }
+            #expect(store.recovery.outcome == .salvaged)
+            #expect(store.recovery.lostRecords == recovery.lostRecords)
+            #expect(contents(of: store)["Counter"]?.count == 5_000 - lostKeys.count)
+        }
+    }
+}
+
+extension SnapshotSalvageTests {
+    /// Rewrites the compacted store at `path` (no journal after its
+    /// snapshot) as format version 3 wrote it: blocks without the context
+    /// they start with since version 4, stored raw, the directory and the
+    /// header to match. Returns the new index.
+    static func downgradeToVersion3(_ path: String, _ index: SnapshotIndex) throws -> SnapshotIndex {
+        let original = try JournalFixtures.read(path)
+        var bytes = Array(original[0..<FileLayout.headerSize])
+        var downgraded = index
+        downgraded.blocksHaveContext = false
+        for (number, entry) in index.blocks.enumerated() {
+            let start = Int(entry.offset)
+            let head = Array(original[start..<(start + FrameLayout.headerSize)])
+            let header = try head.withUnsafeBytes { try FrameHeader.parse($0).get() }
+            let stored = Array(original[(start + FrameLayout.headerSize)..<(start + Int(entry.frameSize))])
+            var raw = try SnapshotFile.decompress(header, stored)
+            try raw.withUnsafeBytes { buffer in
+                var reader = ByteReader(buffer)
+                _ = try BlockContext(decoding: &reader)
+                raw = Array(raw[reader.position...])
+            }
+            var frame = ByteWriter(capacity: raw.count + 64)
+            let written = raw.withUnsafeBytes { FrameHeader.encodeFrame(kind: .snapshotBlock, sequence: UInt64(number + 1), timestampMicroseconds: 0, payload: $0, compressor: nil, into: &frame) }
+            downgraded.blocks[number].offset = UInt64(bytes.count)
+            downgraded.blocks[number].storedSize = written.storedSize
+            downgraded.blocks[number].rawSize = written.rawSize
+            downgraded.blocks[number].checksum = written.checksum
+            bytes += frame.bytes
+        }
+        let indexOffset = bytes.count
+        var frame = ByteWriter(capacity: 1 << 16)
+        downgraded.encoded().bytes.withUnsafeBytes { raw in
+            _ = FrameHeader.encodeFrame(kind: .snapshotIndex, sequence: downgraded.sequence, timestampMicroseconds: 0, payload: raw, compressor: nil, into: &frame)
+        }
+        bytes += frame.bytes
+        JournalFixtures.store(UInt16(3), into: &bytes, at: 8)
+        JournalFixtures.store(UInt16(3), into: &bytes, at: 10)
+        JournalFixtures.store(UInt64(indexOffset), into: &bytes, at: FileLayout.snapshotOffsetField)
+        JournalFixtures.resignHeader(&bytes)
+        try JournalFixtures.write(bytes, to: path)
+        return downgraded
+    }
+
+    @Test("A version 3 file: a damaged block is salvaged from its index; a damaged index cannot be, and says why")
+    func version3Files() throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, written in
+            let index = try Self.downgradeToVersion3(path, written)
+            let pristine = try JournalFixtures.read(path)
+            do {
+                let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
+                defer { store.close() }
+                #expect(store.journal.header.readVersion == 3)
+                #expect(contents(of: store)["Counter"]?.count == 5_000, "a version 3 snapshot reads")
+            }
+
+            let lostKeys = try #require(Self.keys(ofBlock: 2, in: index)["Counter"])
+            let block = index.blocks[2]
+            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            let recovery = try StoreInspector.recover(path: path, to: path + ".recovered")
+            #expect(recovery.lostRecords == [LostRecords(entity: "Counter", keys: [lostKeys.first!...lostKeys.last!], count: lostKeys.count)])
+            do {
+                let store = try Store(path: path, model: model, options: JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual))
+                defer { store.close() }
+                #expect(contents(of: store)["Counter"]?.count == 5_000 - lostKeys.count)
+            }
+
+            try JournalFixtures.write(pristine, to: path)
+            try Self.damageIndex(of: path, index)
+            let error = #expect(throws: LogStoreError.self) { try StoreInspector.recover(path: path, to: path + ".again") }
+            #expect(error?.kind == .corruptSnapshot)
+            #expect(error?.message.contains("version 3") == true, "\(String(describing: error))")
+            let salvage = #expect(throws: LogStoreError.self) {
+                try Store(path: path, model: model, options: JournalOptions(recoveryMode: .salvage, compaction: .manual))
+            }
+            #expect(salvage?.kind == .corruptSnapshot)
+        }
+    }
+}
+
 @Suite("Recovered stores never give out a key twice")
 struct RecoveredKeysTests {
     /// A store without a snapshot whose second save's frames come after a
