@@ -506,8 +506,13 @@ extension SnapshotSalvage {
         }
         let lost = zip(context.entities, ranges).compactMap { entity, ranges -> LostRecords? in
             guard !ranges.isEmpty else { return nil }
-            let count = ranges.reduce(0) { $0.addingReportingOverflow(Int(clamping: $1.upperBound - $1.lowerBound) &+ 1).partialValue }
-            return LostRecords(entity: entity.name, keys: ranges, count: max(count, 0), isExact: false)
+            // Saturating: a crafted context may give a range of 2^64 keys.
+            let count = ranges.reduce(0) { total, range in
+                let size = range.upperBound - range.lowerBound
+                let keys = size >= UInt64(Int.max) ? Int.max : Int(size) + 1
+                return total > Int.max - keys ? Int.max : total + keys
+            }
+            return LostRecords(entity: entity.name, keys: ranges, count: count, isExact: false)
         }
 
         var tail = FrameScanner(file: file, limit: size)

@@ -90,12 +90,16 @@ extension CommittedState {
             if block?.number != number { block = try snapshot.readBlock(number) }
             var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
             for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }
-            _ = block?.withValues(at: slot, key: key) { bytes in
+            let found: Void? = block?.withValues(at: slot, key: key) { bytes in
                 var reader = ByteReader(bytes)
                 for target in mapping {
                     guard let value = try? reader.readValue(trusted: true) else { break }
                     if let target { values[target] = value }
                 }
+            }
+            // A record that is not where the index places it is never made up from defaults.
+            guard found != nil else {
+                throw SnapshotFile.blockDamage(path: snapshot.path, number: number + 1, offset: snapshot.directory[number].offset, reason: "the index places \(entity.name)/\(key) at its record \(slot + 1), which holds another record")
             }
             apply(.insert(entity: entity, key: key, values: values), version: version)
         }

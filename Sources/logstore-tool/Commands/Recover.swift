@@ -30,9 +30,10 @@ struct Recover: ParsableCommand {
             try common.emitJSON(recovery)
         } else {
             if let kept = recovery.snapshotRecordsKept {
-                print("wrote \(recovery.output): \(recovery.damagedBlocks.count) damaged snapshot block(s); \(kept) records of the other blocks and \(recovery.keptTransactions) transactions after the snapshot kept")
+                print("wrote \(recovery.output): the snapshot is damaged; \(kept) records of its whole blocks and \(recovery.keptTransactions) transactions after it kept")
                 for block in recovery.damagedBlocks {
-                    print("damaged: snapshot block \(block.frameNumber) at offset \(block.offset): \(block.message)")
+                    // The message names the block, or the index, and where it is.
+                    print("damaged: \(block.message)")
                 }
                 for lost in recovery.lostRecords {
                     let ranges = lost.keys.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }

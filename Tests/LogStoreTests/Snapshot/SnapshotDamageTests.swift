@@ -128,5 +128,33 @@ struct SnapshotDamageTests {
             #expect(try StoreInspector.verify(path: path).problems.isEmpty == false)
         }
     }
+
+    @Test("A checksum-valid index that places a record where its block holds another is .corruptSnapshot when a migration reads it, not a record of defaults")
+    func misplacedRecordInMigration() throws {
+        try Self.withCompactedStore { path, _, index in
+            try Self.craftIndex(of: path, index) { index in
+                // Every key one place later than the blocks hold it (the next
+                // key, which the blocks' context repeats, unchanged).
+                let keys = index.entities[0].keys
+                precondition(index.entities[0].nextKey - 1 > keys.last!)
+                index.entities[0].keys = Array(keys.dropFirst()) + [index.entities[0].nextKey - 1]
+            }
+            let migrated = try Model {
+                Entity("Counter") {
+                    Attribute("name", .string, indexed: true)
+                    Attribute("value", .int64, default: Int64(0))
+                    Attribute("note", .string)
+                    Attribute("added", .string)
+                    Relationship("group", to: "Group", inverse: "counters")
+                }
+                Entity("Group") {
+                    Attribute("title", .string)
+                    Relationship("counters", to: "Counter", inverse: "group", toMany: true)
+                }
+            }
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: migrated, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
+        }
+    }
 }
 
