@@ -139,19 +139,7 @@ struct SnapshotDamageTests {
                 precondition(index.entities[0].nextKey - 1 > keys.last!)
                 index.entities[0].keys = Array(keys.dropFirst()) + [index.entities[0].nextKey - 1]
             }
-            let migrated = try Model {
-                Entity("Counter") {
-                    Attribute("name", .string, indexed: true)
-                    Attribute("value", .int64, default: Int64(0))
-                    Attribute("note", .string)
-                    Attribute("added", .string)
-                    Relationship("group", to: "Group", inverse: "counters")
-                }
-                Entity("Group") {
-                    Attribute("title", .string)
-                    Relationship("counters", to: "Counter", inverse: "group", toMany: true)
-                }
-            }
+            let migrated = try CounterModel.make(adding: "added")
             let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: migrated, options: CounterModel.manual) }
             #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
         }
