@@ -79,8 +79,10 @@ public final class Journal: Sendable {
         let path = fileSystem.resolvingSymbolicLink(path)
         var attempts = 0
         var salvaged: RecoveryReport?
+        var salvagedCopy: (any FileIO)?
         while true {
-            let file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite)
+            let file: any FileIO
+            if let salvagedCopy { file = salvagedCopy } else { file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite) }
             do throws(LogStoreError) {
                 if options.access == .readWrite {
                     try file.lockExclusively()
@@ -98,11 +100,18 @@ public final class Journal: Sendable {
                 return
             } catch {
                 // Salvage rewrites a store with damaged snapshot blocks, then opens it again.
-                if error.kind == .corruptSnapshot, options.recoveryMode == .salvage, options.access == .readWrite, salvaged == nil,
-                   let report = try SnapshotSalvage.replaceStore(file, on: fileSystem) {
-                    salvaged = report
-                    file.close()
-                    continue
+                // Read-only, it reads a salvaged copy instead.
+                if error.kind == .corruptSnapshot, options.recoveryMode == .salvage, salvaged == nil {
+                    if options.access == .readWrite, let report = try SnapshotSalvage.replaceStore(file, on: fileSystem) {
+                        salvaged = report
+                        file.close()
+                        continue
+                    }
+                    if options.access == .readOnly, let (copy, report) = try SnapshotSalvage.salvagedCopy(of: file, on: fileSystem) {
+                        (salvagedCopy, salvaged) = (copy, report)
+                        file.close()
+                        continue
+                    }
                 }
                 file.close()
                 throw error

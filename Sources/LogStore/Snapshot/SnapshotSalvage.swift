@@ -399,17 +399,40 @@ extension SnapshotSalvage {
         }
         try fileSystem.rename(temporary, to: path)
         try fileSystem.synchronizeDirectory(of: path)
-
-        let first = outcome.damagedBlocks[0]
-        var lost = "\(outcome.lostRecordCount) records lost"
-        if outcome.droppedChanges > 0 { lost += ", and \(outcome.droppedChanges) later changes to them" }
-        if outcome.unreadable.count > 0 { lost += ", and \(outcome.unreadable.count) transactions after damage in the journal" }
-        var report = RecoveryReport(
-            outcome: .salvaged, frameCount: Int(outcome.newLastSequence), droppedOffset: first.offset,
-            droppedByteCount: outcome.damagedBytes + (size - outcome.tail.validEnd),
-            reason: "\(outcome.damagedBlocks.count) damaged snapshot block(s), the first: \(first.message); \(lost)")
+        var report = outcome.report(size: size)
         report.preservedDamagePath = aside
-        report.lostRecords = outcome.lostRecords
+        return report
+    }
+
+    /// Salvage mode's reading of a store whose snapshot has damaged blocks,
+    /// opened read-only as `file`, which it does not change: the salvaged
+    /// store is written to the temporary directory and opened, its name
+    /// removed at once, reporting itself under `file`'s path.
+    ///
+    /// - Returns: nil as ``replaceStore(_:on:)``.
+    static func salvagedCopy(of file: any FileIO, on fileSystem: any FileSystem) throws(LogStoreError) -> (copy: any FileIO, report: RecoveryReport)? {
+        let size = try file.size()
+        let header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: file.path) }
+        guard let salvage = try SnapshotSalvage(file: file, header: header, size: size) else { return nil }
+        let temporary = NSTemporaryDirectory() + "/logstore-salvage-\(UUID().uuidString)"
+        defer { unlink(temporary) }
+        guard let outcome = try salvage.write(to: temporary) else { return nil }
+        return (try SystemFileSystem().open(temporary, .readOnly, reportingAs: file.path), outcome.report(size: size))
+    }
+}
+
+extension SnapshotSalvage.Outcome {
+    /// What salvage mode reports of this salvage of a file of `size` bytes.
+    func report(size: UInt64) -> RecoveryReport {
+        let first = damagedBlocks[0]
+        var lost = "\(lostRecordCount) records lost"
+        if droppedChanges > 0 { lost += ", and \(droppedChanges) later changes to them" }
+        if unreadable.count > 0 { lost += ", and \(unreadable.count) transactions after damage in the journal" }
+        var report = RecoveryReport(
+            outcome: .salvaged, frameCount: Int(newLastSequence), droppedOffset: first.offset,
+            droppedByteCount: damagedBytes + (size - tail.validEnd),
+            reason: "\(damagedBlocks.count) damaged snapshot block(s), the first: \(first.message); \(lost)")
+        report.lostRecords = lostRecords
         return report
     }
 }

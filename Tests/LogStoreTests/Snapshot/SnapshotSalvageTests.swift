@@ -250,6 +250,30 @@ extension SnapshotSalvageTests {
     }
 }
 
+extension SnapshotSalvageTests {
+    @Test("Opened read-only with .salvage, a store with a damaged snapshot block reads every other block and the journal, and the file is not changed")
+    func readOnlySalvage() throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, index in
+            let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
+            let lostKeys = try #require(Self.keys(ofBlock: 1, in: index)["Counter"])
+            let block = index.blocks[1]
+            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            let damaged = try JournalFixtures.read(path)
+
+            let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly, recoveryMode: .salvage))
+            defer { store.close() }
+            #expect(store.recovery.outcome == .salvaged)
+            #expect(store.recovery.preservedDamagePath == nil)
+            #expect(store.recovery.lostRecords.map(\.count) == [lostKeys.count])
+            #expect(store.path == path)
+            let counters = try #require(contents(of: store)["Counter"])
+            #expect(counters.count == 5_000 - lostKeys.count)
+            #expect(counters[saved.changed]?[1] == .int64(-2))
+            #expect(try JournalFixtures.read(path) == damaged, "a read-only open changes nothing")
+        }
+    }
+}
+
 @Suite("Recovered stores never give out a key twice")
 struct RecoveredKeysTests {
     /// A store without a snapshot whose second save's frames come after a
