@@ -17,6 +17,14 @@ struct SnapshotSalvageTests {
         return keys
     }
 
+    /// Flips a bit in the middle of block `number`'s payload; returns the
+    /// keys of the counters it holds, which are lost with it.
+    static func damageBlock(_ number: Int, of path: String, in index: SnapshotIndex) throws -> [UInt64] {
+        let block = index.blocks[number]
+        try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2, bit: 3)
+        return try #require(keys(ofBlock: number, in: index)["Counter"])
+    }
+
     /// After the compaction of ``SnapshotDamageTests/withCompactedStore(_:)``,
     /// saves three transactions: one changing a counter of block 1 and one
     /// of block 10, one inserting a counter that points at a new group, and
@@ -46,9 +54,7 @@ struct SnapshotSalvageTests {
     func recoverKeepsOtherBlocks() throws {
         try SnapshotDamageTests.withCompactedStore { path, model, index in
             let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
-            let lostKeys = try #require(Self.keys(ofBlock: 0, in: index)["Counter"])
-            let block = index.blocks[0]
-            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2, bit: 3)
+            let lostKeys = try Self.damageBlock(0, of: path, in: index)
 
             let output = path + ".recovered"
             let recovery = try StoreInspector.recover(path: path, to: output)
@@ -86,11 +92,9 @@ extension SnapshotSalvageTests {
     func salvageOpensSnapshotDamage() throws {
         try SnapshotDamageTests.withCompactedStore { path, model, index in
             let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
-            let lostKeys = try #require(Self.keys(ofBlock: 3, in: index)["Counter"])
             let block = index.blocks[3]
-            let surgery = StoreFileSurgery(path: path)
-            try surgery.flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2, bit: 3)
-            let damaged = try surgery.bytes
+            let lostKeys = try Self.damageBlock(3, of: path, in: index)
+            let damaged = try StoreFileSurgery(path: path).bytes
 
             let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
             do {
@@ -152,9 +156,7 @@ extension SnapshotSalvageTests {
     @Test("With the index and a block damaged, recover reports the keys between the whole blocks around it as lost, and salvage opens the store")
     func rebuildsAroundDamagedBlock() throws {
         try SnapshotDamageTests.withCompactedStore { path, model, index in
-            let lostKeys = try #require(Self.keys(ofBlock: 5, in: index)["Counter"])
-            let block = index.blocks[5]
-            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            let lostKeys = try Self.damageBlock(5, of: path, in: index)
             try Self.damageIndex(of: path, index)
 
             let recovery = try StoreInspector.recover(path: path, to: path + ".recovered")
@@ -226,9 +228,7 @@ extension SnapshotSalvageTests {
                 #expect(contents(of: store)["Counter"]?.count == 5_000, "a version 3 snapshot reads")
             }
 
-            let lostKeys = try #require(Self.keys(ofBlock: 2, in: index)["Counter"])
-            let block = index.blocks[2]
-            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            let lostKeys = try Self.damageBlock(2, of: path, in: index)
             let recovery = try StoreInspector.recover(path: path, to: path + ".recovered")
             #expect(recovery.lostRecords == [LostRecords(entity: "Counter", keys: [lostKeys.first!...lostKeys.last!], count: lostKeys.count)])
             do {
@@ -255,9 +255,7 @@ extension SnapshotSalvageTests {
     func readOnlySalvage() throws {
         try SnapshotDamageTests.withCompactedStore { path, model, index in
             let saved = try Self.saveAfterSnapshot(path: path, model: model, index: index)
-            let lostKeys = try #require(Self.keys(ofBlock: 1, in: index)["Counter"])
-            let block = index.blocks[1]
-            try StoreFileSurgery(path: path).flipBit(at: Int(block.offset) + 40 + Int(block.storedSize) / 2)
+            let lostKeys = try Self.damageBlock(1, of: path, in: index)
             let damaged = try JournalFixtures.read(path)
 
             let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly, recoveryMode: .salvage))
