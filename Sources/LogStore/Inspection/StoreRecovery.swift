@@ -68,14 +68,16 @@ extension StoreInspector {
     /// Damage in the journal keeps every transaction before it (those after
     /// it may rest on it). Damaged snapshot blocks lose their own records,
     /// and changes to those records after the snapshot: see ``StoreRecovery``.
+    /// A damaged snapshot index is rebuilt from the blocks (format version 4).
     ///
     /// The new store keeps the old one's identity (its object IDs stay
     /// valid). It is written under a temporary name, fsynced, and linked into
     /// place only when whole, so `output` is either absent or complete.
     ///
     /// - Throws: `.invalidArgument` when `output` exists; `.corruptSnapshot`
-    ///   when the snapshot's index is damaged (it names the entities and
-    ///   slots of every block's records: restore a backup); `.io`,
+    ///   when the snapshot's index is damaged and cannot be rebuilt from the
+    ///   blocks (format versions 2 and 3, whose blocks do not repeat it, or
+    ///   no whole block: restore a backup); `.io`,
     ///   `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func recover(path: String, to output: String) throws(LogStoreError) -> StoreRecovery {
         // lstat: a link, even one pointing nowhere, is never written through.
