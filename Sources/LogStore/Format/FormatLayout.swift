@@ -10,7 +10,8 @@ enum FileLayout {
     /// The newest format this code reads and writes, and the version of
     /// every file it creates: version 2 adds the snapshot (FORMAT.md §11),
     /// version 3 the decimal value type (§5.2), version 4 the durable
-    /// distance in transaction frames (§3, §6).
+    /// distance in transaction frames (§3, §6) and self-describing snapshot
+    /// blocks (§11.2).
     static let currentVersion: UInt16 = 4
     /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
@@ -21,6 +22,10 @@ enum FileLayout {
     /// knew durable (FORMAT.md §3); a writer appending to an older file
     /// leaves the field 0, as that version's readers require.
     static let durableClaimVersion: UInt16 = 4
+    /// The first version whose snapshot blocks start with a copy of what the
+    /// index says of every block (FORMAT.md §11.2), so that a damaged index
+    /// can be rebuilt from them.
+    static let selfDescribingBlockVersion: UInt16 = 4
     /// Where a version 2 header keeps the offset of the snapshot index frame.
     static let snapshotOffsetField = 40
     /// The size of the file header, in bytes.

@@ -15,6 +15,9 @@ enum TemporaryFile: String, CaseIterable, Sendable {
     case creating
     /// A compaction's new file, renamed over the store once complete.
     case compacting
+    /// A salvaged store written by an open with `.salvage`, renamed over
+    /// the damaged one once complete.
+    case salvaging
 
     /// This process's file of this kind beside the store at `path`.
     func path(beside path: String) -> String { "\(path).\(rawValue)-\(Platform.processID)" }

@@ -161,7 +161,7 @@ public enum StoreInspector {
                 let slotCounts = index.entities.map(\.slots.count)
                 for number in index.blocks.indices {
                     do throws(LogStoreError) {
-                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, in: file)
+                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, in: file)
                         report.validFrames += 1
                     } catch {
                         report.problems.append(VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message))

@@ -42,6 +42,10 @@ public final class Journal: Sendable {
     /// What open found at the end of the file and did about it. Log it when
     /// ``RecoveryReport/outcome`` is not `.clean`.
     public let recovery: RecoveryReport
+    /// The keys that readable frames after damage that salvage cut off gave
+    /// out or reserved (FORMAT.md §5.5): the object layer reserves them
+    /// again, so that no object ID given out before is given to another record.
+    let keysCutOff: KeyHighWater
 
     private let writer: JournalWriter
     /// The snapshot the file starts with, if any; replaced by a compaction.
@@ -72,8 +76,11 @@ public final class Journal: Sendable {
         // rename next to that file, and the link stays a link.
         let path = fileSystem.resolvingSymbolicLink(path)
         var attempts = 0
+        var salvaged: RecoveryReport?
+        var salvagedCopy: (any FileIO)?
         while true {
-            let file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite)
+            let file: any FileIO
+            if let salvagedCopy { file = salvagedCopy } else { file = try fileSystem.open(path, options.access == .readOnly ? .readOnly : .readWrite) }
             do throws(LogStoreError) {
                 if options.access == .readWrite {
                     try file.lockExclusively()
@@ -87,9 +94,23 @@ public final class Journal: Sendable {
                     }
                     TemporaryFile.removeAbandoned(beside: path, on: fileSystem)
                 }
-                try self.init(file: file, options: options, fileSystem: fileSystem)
+                try self.init(file: file, options: options, fileSystem: fileSystem, salvaged: salvaged)
                 return
             } catch {
+                // Salvage rewrites a store with damaged snapshot blocks, then opens it again.
+                // Read-only, it reads a salvaged copy instead.
+                if error.kind == .corruptSnapshot, options.recoveryMode == .salvage, salvaged == nil {
+                    if options.access == .readWrite, let report = try SnapshotSalvage.replaceStore(file, on: fileSystem) {
+                        salvaged = report
+                        file.close()
+                        continue
+                    }
+                    if options.access == .readOnly, let (copy, report) = try SnapshotSalvage.salvagedCopy(of: file, on: fileSystem) {
+                        (salvagedCopy, salvaged) = (copy, report)
+                        file.close()
+                        continue
+                    }
+                }
                 file.close()
                 throw error
             }
@@ -98,7 +119,8 @@ public final class Journal: Sendable {
 
     /// Opens a journal on an already opened (and, for writing, locked) file.
     /// Tests pass a file that fails on command.
-    init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem()) throws(LogStoreError) {
+    /// `salvaged` is the report of a salvage that rewrote the file before.
+    init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem(), salvaged: RecoveryReport? = nil) throws(LogStoreError) {
         let path = file.path
         let fileSize = try file.size()
         let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
@@ -118,6 +140,7 @@ public final class Journal: Sendable {
         var (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
+        var keysCutOff = KeyHighWater()
         switch summary.end {
         case .clean:
             break
@@ -132,6 +155,7 @@ public final class Journal: Sendable {
                 throw LogStoreError.damage(path: path, offset: offset, frameNumber: frameNumber, reason: reason)
             }
             report = RecoveryReport(outcome: .salvaged, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: fileSize - offset, reason: "frame \(frameNumber): \(reason)")
+            keysCutOff = try ReadableAfterDamage(file: file, limit: fileSize, after: offset, above: summary.lastSequence, symbols: symbols, dictionary: dictionary).keys
             if options.access == .readWrite {
                 report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
@@ -155,7 +179,12 @@ public final class Journal: Sendable {
         self.options = options
         self.fileSystem = fileSystem
         self.header = header
+        if var salvaged {
+            salvaged.frameCount = report.frameCount
+            report = salvaged
+        }
         self.recovery = report
+        self.keysCutOff = keysCutOff
         self.currentSnapshot = Protected(snapshot?.file)
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(

@@ -113,7 +113,8 @@ public struct RecoveryReport: Sendable, Hashable {
     public var droppedByteCount: UInt64
     /// Why the bytes were dropped, for logs.
     public var reason: String?
-    /// In salvage mode, the file holding the bytes cut off.
+    /// In salvage mode, the file holding the bytes cut off (for damage in
+    /// the snapshot, the whole damaged file, which salvage rewrote).
     public var preservedDamagePath: String?
     /// Read-only, while a writer holds the store: the whole, valid frames
     /// at the end that no frame yet records as durable, which this journal
@@ -122,6 +123,8 @@ public struct RecoveryReport: Sendable, Hashable {
     /// newest saves: under `.fsyncEveryCommit` by the last one, under
     /// `.deferredToOS` by every save since the writer opened or compacted.
     public var framesNotYetDurable = 0
+    /// In salvage mode, the records lost with damaged snapshot blocks.
+    public var lostRecords: [LostRecords] = []
 
     static func clean(frames: Int) -> RecoveryReport {
         RecoveryReport(outcome: .clean, frameCount: frames, droppedOffset: nil, droppedByteCount: 0)

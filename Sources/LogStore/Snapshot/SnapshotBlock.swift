@@ -23,15 +23,26 @@ final class SnapshotBlock: Sendable {
     /// The raw size of the block, which the cache counts.
     var byteCount: Int { bytes.count + keys.count * 40 }
 
+    /// The context the block starts with (format version 4), nil before.
+    let context: BlockContext?
+
     /// Decodes a block's raw payload and checks every record: sorted, of a
     /// known entity, with exactly as many values as its entity has slots, and
     /// each value well formed. Damage found here is reported for the block,
     /// never trusted later.
-    init(number: Int, raw: [UInt8], slotCounts: [Int]) throws(DecodeFailure) {
+    ///
+    /// A block of format version 4 (`hasContext`) starts with its context;
+    /// `slotCounts` nil takes the slot counts from it (a rebuild of the index).
+    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool) throws(DecodeFailure) {
         var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
         var starts: [Int] = [], ends: [Int] = []
+        var context: BlockContext?
         try raw.withBytes { (buffer) throws(DecodeFailure) in
             var reader = ByteReader(buffer)
+            if hasContext { context = try BlockContext(decoding: &reader) }
+            guard let slotCounts = slotCounts ?? context?.entities.map(\.slots.count) else {
+                throw DecodeFailure("the block says nothing of its entities, and no index does")
+            }
             var previous: (entity: Int, key: UInt64)?
             while !reader.isAtEnd {
                 let entity = Int(clamping: try reader.readVarint())
@@ -63,6 +74,7 @@ final class SnapshotBlock: Sendable {
             }
         }
         self.number = number
+        self.context = context
         self.entities = entities
         self.keys = keys
         self.versions = versions

@@ -24,6 +24,8 @@ final class SnapshotFile: Sendable {
     let entityNames: [String]
     let slotCounts: [Int]
     let directory: [SnapshotIndex.Block]
+    /// What every block repeats of the index (format version 4 on).
+    let blockContext: BlockContext?
     /// The size of everything before the journal tail: header, blocks, index.
     var byteCount: UInt64 { tailStart }
 
@@ -41,6 +43,7 @@ final class SnapshotFile: Sendable {
         entityNames = index.entities.map(\.name)
         slotCounts = index.entities.map(\.slots.count)
         directory = index.blocks
+        blockContext = index.blockContext
         self.file = file
         cache = BlockCache(capacity: cacheCapacity)
     }
@@ -66,25 +69,28 @@ final class SnapshotFile: Sendable {
     static func readIndex(in file: any FileIO, at indexOffset: UInt64, fileSize: UInt64) throws(LogStoreError) -> (SnapshotIndex, FrameHeader) {
         let path = file.path
         func damaged(_ reason: String) -> LogStoreError {
-            LogStoreError(.corruptSnapshot, "the snapshot index at offset \(indexOffset) of \(path) is damaged: \(reason). The store cannot be opened from it; restore the file from a backup (run \"logstore-tool verify \(path)\" for details)", path: path, offset: indexOffset)
+            LogStoreError(.corruptSnapshot, "the snapshot index at offset \(indexOffset) of \(path) is damaged: \(reason). The store cannot be opened from it as it is. From format version 4 on, its blocks repeat what it says: open the store read-write with recoveryMode .salvage, or run \"logstore-tool recover \(path) --output NEW\", to rebuild it from them; an older file must be restored from a backup (\"logstore-tool verify \(path)\" gives details)", path: path, offset: indexOffset)
         }
+        let fileHeader = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
         let (header, stored): (FrameHeader, [UInt8])
         switch try FrameScanner.readFrame(in: file, at: indexOffset, limit: fileSize) {
         case .success(let frame): (header, stored) = frame
         case .failure(let failure): throw damaged(failure.reason)
         }
         guard header.kind == .snapshotIndex else { throw damaged("the frame there is a \(header.kind) frame") }
-        let index: SnapshotIndex
+        var index: SnapshotIndex
         do throws(DecodeFailure) {
             let raw = try decompress(header, stored)
             index = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotIndex(decoding: bytes) }
         } catch {
             throw damaged(error.reason)
         }
+        index.blocksHaveContext = fileHeader.readVersion >= FileLayout.selfDescribingBlockVersion
         guard index.sequence == header.sequence else {
             throw damaged("it covers sequence \(index.sequence) but its frame says \(header.sequence)")
         }
-        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset + $0.frameSize <= indexOffset }) else {
+        // Compared without adding, so that no offset overflows.
+        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset <= indexOffset && $0.frameSize <= indexOffset - $0.offset }) else {
             throw damaged("its directory places a block outside the snapshot")
         }
         return (index, header)
@@ -120,10 +126,10 @@ final class SnapshotFile: Sendable {
     }
 
     static func blockDamage(path: String, number: Int, offset: UInt64, reason: String) -> LogStoreError {
-        LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read; restore the file from a backup (run \"logstore-tool verify \(path)\" to list every damaged block)", path: path, offset: offset, frameNumber: number)
+        LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset, frameNumber: number)
     }
 
-    private static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {
+    static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {
         switch header.codec {
         case .raw:
             return stored
@@ -162,15 +168,16 @@ final class SnapshotFile: Sendable {
 
     /// Reads and decodes block `number` (0-based), bypassing the cache.
     func readBlock(_ number: Int) throws(LogStoreError) -> SnapshotBlock {
-        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, in: file)
+        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, in: file)
         decodedBlocks.add(1, ordering: .relaxed)
         return block
     }
 
     /// Reads block `number` (0-based) of `directory` from `file` and checks
-    /// all of it: the frame, and every record against the directory and
-    /// the entities' slot counts.
-    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
+    /// all of it: the frame, every record against the directory and the
+    /// entities' slot counts, and the context the block starts with, if
+    /// `context` says it has one, against it.
+    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
         let frame: (FrameHeader, [UInt8])
@@ -182,7 +189,10 @@ final class SnapshotFile: Sendable {
             throw damaged("it is not the block the directory lists there")
         }
         do throws(DecodeFailure) {
-            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts)
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil)
+            if let context, block.context.map(context.agrees) != true {
+                throw DecodeFailure("the context it starts with is not what the index says")
+            }
             guard block.count == entry.recordCount, block.entities.first == entry.firstEntity, block.keys.first == entry.firstKey,
                   block.entities.last == entry.lastEntity, block.keys.last == entry.lastKey else {
                 throw DecodeFailure("its records are not the ones the directory lists")

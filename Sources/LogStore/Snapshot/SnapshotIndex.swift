@@ -73,6 +73,9 @@ struct SnapshotIndex: Sendable, Equatable {
     var blocks: [Block] = []
     var indexes: [Index] = []
     var pointers: [Pointers] = []
+    /// Whether its blocks start with a ``BlockContext`` (format version 4
+    /// on): said by the file's header, not by the index payload.
+    var blocksHaveContext = false
 
     var recordCount: Int { entities.reduce(0) { $0 + $1.keys.count } }
 
@@ -90,13 +93,11 @@ struct SnapshotIndex: Sendable, Equatable {
         writer.appendVarint(UInt64(blockSize))
         schema.withUnsafeBytes { writer.appendLengthPrefixed($0) }
         (dictionary ?? []).withUnsafeBytes { writer.appendLengthPrefixed($0) }
-        writer.appendVarint(UInt64(symbols.count))
-        for name in symbols { writer.appendLengthPrefixed(name) }
+        Self.appendStrings(symbols, to: &writer)
         writer.appendVarint(UInt64(entities.count))
         for entity in entities {
             writer.appendLengthPrefixed(entity.name)
-            writer.appendVarint(UInt64(entity.slots.count))
-            for slot in entity.slots { writer.appendLengthPrefixed(slot) }
+            Self.appendStrings(entity.slots, to: &writer)
             writer.appendVarint(entity.nextKey)
             Self.appendIncreasing(entity.keys, to: &writer)
         }
@@ -167,9 +168,7 @@ struct SnapshotIndex: Sendable, Equatable {
             }
             self.dictionary = Array(dictionary)
         }
-        let symbolCount = try reader.readCount()
-        symbols.reserveCapacity(symbolCount)
-        for _ in 0..<symbolCount { symbols.append(try reader.readString()) }
+        symbols = try Self.readStrings(&reader)
         guard Set(symbols).count == symbols.count, !symbols.contains("") else {
             throw DecodeFailure("the name table repeats a name or holds an empty one")
         }
@@ -177,9 +176,7 @@ struct SnapshotIndex: Sendable, Equatable {
         let entityCount = try reader.readCount()
         for _ in 0..<entityCount {
             let name = try reader.readString()
-            let slotCount = try reader.readCount()
-            var slots: [String] = []
-            for _ in 0..<slotCount { slots.append(try reader.readString()) }
+            let slots = try Self.readStrings(&reader)
             let nextKey = try reader.readVarint()
             let keys = try Self.readIncreasing(&reader)
             guard keys.last.map({ $0 < nextKey }) ?? true else {
@@ -202,8 +199,10 @@ struct SnapshotIndex: Sendable, Equatable {
             }
             blocks.append(block)
         }
-        guard blocks.reduce(0, { $0 + $1.recordCount }) == recordCount else {
-            throw DecodeFailure("the blocks hold \(blocks.reduce(0) { $0 + $1.recordCount }) records, the entities \(recordCount)")
+        // Each count at most the keys listed, and fewer blocks than bytes: the sum stays far below Int.max.
+        let keyCount = recordCount
+        guard blocks.allSatisfy({ $0.recordCount <= keyCount }), blocks.reduce(0, { $0 + $1.recordCount }) == keyCount else {
+            throw DecodeFailure("the blocks' record counts do not add up to the \(keyCount) keys the entities list")
         }
 
         let indexCount = try reader.readCount()
@@ -235,6 +234,21 @@ struct SnapshotIndex: Sendable, Equatable {
             self.pointers.append(pointers)
         }
         guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes follow the index's last section") }
+    }
+
+    /// A count, then that many length-prefixed strings (a name table, slot names).
+    static func appendStrings(_ strings: [String], to writer: inout ByteWriter) {
+        writer.appendVarint(UInt64(strings.count))
+        for string in strings { writer.appendLengthPrefixed(string) }
+    }
+
+    /// Reads what ``appendStrings(_:to:)`` writes, the count checked against the bytes left.
+    static func readStrings(_ reader: inout ByteReader) throws(DecodeFailure) -> [String] {
+        let count = try reader.readCount()
+        var strings: [String] = []
+        strings.reserveCapacity(count)
+        for _ in 0..<count { strings.append(try reader.readString()) }
+        return strings
     }
 
     private static func readIncreasing(_ reader: inout ByteReader) throws(DecodeFailure) -> [UInt64] {

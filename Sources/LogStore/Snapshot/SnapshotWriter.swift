@@ -37,10 +37,19 @@ struct SnapshotWriter {
     /// Where the next frame goes.
     private var offset = UInt64(FileLayout.headerSize)
 
-    init(file: any FileIO, sequence: UInt64, blockSize: Int, time: Date, totalRecords: Int) {
+    /// The context every block starts with (FORMAT.md §11.2).
+    private let context: ByteWriter
+
+    /// A writer of a snapshot at `sequence` whose blocks start with
+    /// `context` (whose sequence it must be), into `file`.
+    init(file: any FileIO, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
         self.file = file
         timestamp = Microseconds(time)
-        index = SnapshotIndex(sequence: sequence, blockSize: max(blockSize, 1))
+        index = SnapshotIndex(sequence: context.sequence, blockSize: max(blockSize, 1))
+        index.blocksHaveContext = true
+        var encoded = ByteWriter(capacity: 1024)
+        context.encode(into: &encoded)
+        self.context = encoded
         progress.totalRecords = totalRecords
     }
 
@@ -56,6 +65,7 @@ struct SnapshotWriter {
     mutating func append(key: UInt64, version: UInt64, values: UnsafeRawBufferPointer) throws(LogStoreError) {
         let entity = index.entities.count - 1
         precondition(entity >= 0 && index.entities[entity].keys.last.map { key > $0 } ?? true, "records out of order")
+        if blockEntry == nil { block.append(contentsOf: context.bytes) }
         SnapshotBlock.append(entity: entity, key: key, version: version, values: values, to: &block)
         index.entities[entity].keys.append(key)
         if blockEntry == nil {
@@ -66,7 +76,8 @@ struct SnapshotWriter {
         blockEntry?.lastKey = key
         progress.records += 1
         progress.rawBytes += UInt64(values.count)
-        if block.count >= index.blockSize { try writeBlock() }
+        // blockSize counts the records' bytes: the context is the same in every block.
+        if block.count - context.count >= index.blockSize { try writeBlock() }
     }
 
     /// Writes the last block, the index and the header, and makes the file

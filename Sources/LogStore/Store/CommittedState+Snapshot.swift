@@ -90,12 +90,16 @@ extension CommittedState {
             if block?.number != number { block = try snapshot.readBlock(number) }
             var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
             for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }
-            _ = block?.withValues(at: slot, key: key) { bytes in
+            let found: Void? = block?.withValues(at: slot, key: key) { bytes in
                 var reader = ByteReader(bytes)
                 for target in mapping {
                     guard let value = try? reader.readValue(trusted: true) else { break }
                     if let target { values[target] = value }
                 }
+            }
+            // A record that is not where the index places it is never made up from defaults.
+            guard found != nil else {
+                throw SnapshotFile.blockDamage(path: snapshot.path, number: number + 1, offset: snapshot.directory[number].offset, reason: "the index places \(entity.name)/\(key) at its record \(slot + 1), which holds another record")
             }
             apply(.insert(entity: entity, key: key, values: values), version: version)
         }
@@ -111,9 +115,7 @@ extension CommittedState {
     func write(to writer: inout SnapshotWriter, progress: (CompactionProgress) -> Void) throws(LogStoreError) {
         var failure: LogStoreError?
         for entity in model.entities {
-            // Keys reserved but not yet handed out count: the journal that
-            // reserved them is folded away.
-            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: max(nextKeys[entity.index], reservedKeys[entity.index]))
+            _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: snapshotNextKey(of: entity))
             var written = 0
             tables[entity.index].forEachRecord { key, version, bytes in
                 guard failure == nil else { return }
@@ -131,6 +133,24 @@ extension CommittedState {
                 throw LogStoreError(.io, "compaction read \(written) of \(tables[entity.index].count) records of \(entity.name); the store was left as it was", entity: entity.name)
             }
         }
+    }
+
+    /// The next key a snapshot of this state keeps for `entity`. Keys
+    /// reserved but not yet handed out count: the journal that reserved them
+    /// is folded away.
+    func snapshotNextKey(of entity: EntityDescription) -> UInt64 {
+        max(nextKeys[entity.index], reservedKeys[entity.index])
+    }
+
+    /// What every block of a snapshot of this state at `sequence`, with the
+    /// name table `symbols`, repeats of its index (FORMAT.md §11.2).
+    func blockContext(sequence: UInt64, symbols: [String]) -> BlockContext {
+        BlockContext(sequence: sequence, symbols: symbols, entities: model.entities.map { entity in
+            BlockContext.Entity(
+                name: entity.name, slots: Self.slotNames(entity),
+                destinations: Array(repeating: nil, count: entity.attributes.count) + entity.relationships.map(\.destinationIndex),
+                nextKey: snapshotNextKey(of: entity))
+        })
     }
 
     /// The secondary indexes, as a snapshot written by ``write(to:progress:)`` stores them.

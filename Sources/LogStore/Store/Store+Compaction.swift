@@ -187,7 +187,7 @@ extension Store {
         try fileSystem.copyOwnership(from: journal.currentFile.file, to: file)
         try file.lockExclusively()
 
-        var writer = SnapshotWriter(file: file, sequence: point.sequence, blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
+        var writer = SnapshotWriter(file: file, context: written.blockContext(sequence: point.sequence, symbols: point.names), blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
         progress?(.writingSnapshot, writer.progress)
         var stopped: LogStoreError?
         try written.write(to: &writer) { current in

@@ -197,6 +197,11 @@ public final class Store: Sendable {
                 }
                 state.settleIndexes()
             }
+            // Keys that frames cut off by salvage gave out stay given out.
+            if let reservation = journal.keysCutOff.reservation(in: journal) {
+                Store.replayReservation(reservation, into: &state, model: model, journal: journal)
+                if options.access == .readWrite { _ = try journal.append([reservation]) }
+            }
             // Replaying an update reads its record's snapshot block; a block
             // that failed to read leaves that record incomplete, so the open
             // fails rather than hand out a store that would refuse saves.

@@ -17,7 +17,7 @@ struct SnapshotFormatDocumentTests {
         try Document.expectExample(block, is: block == "snapshot-file" ? example.file : example.index)
     }
 
-    @Test("The example reads back: version 4, two blocks, the index and the transaction after it as written")
+    @Test("The example reads back: version 4, two blocks that start with their context, the index and the transaction after it as written")
     func exampleReadsBack() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/example.logstore"
@@ -29,9 +29,9 @@ struct SnapshotFormatDocumentTests {
             let frames = try Example.frames(bytes)
             #expect(frames.map(\.header.kind) == [.snapshotBlock, .snapshotBlock, .snapshotIndex, .transaction])
             #expect(frames.map(\.header.sequence) == [1, 2, Example.sequence, Example.sequence + 1])
-            // Blocks and the transaction are under 32 bytes, so raw; the index
-            // repeats its names, so LZ4 makes it smaller.
-            #expect(frames.map(\.header.codec) == [.raw, .raw, .lz4Block, .raw])
+            // The transaction is under 32 bytes, so raw; the blocks and the
+            // index repeat names, so LZ4 makes them smaller.
+            #expect(frames.map(\.header.codec) == [.lz4Block, .lz4Block, .lz4Block, .raw])
             #expect(Set(frames.prefix(3).map(\.header.timestampMicroseconds)) == [Microseconds(Example.compactedAt)])
             #expect(frames[2].offset == Example.indexOffset)
 
@@ -42,8 +42,8 @@ struct SnapshotFormatDocumentTests {
             #expect(snapshot.sequence == Example.sequence)
             var index = try #require(journal.takeSnapshotIndex())
             #expect(index.blocks == [
-                SnapshotIndex.Block(offset: 64, storedSize: 24, rawSize: 24, checksum: frames[0].header.checksum, recordCount: 2, firstEntity: 0, firstKey: 1, lastEntity: 0, lastKey: 2),
-                SnapshotIndex.Block(offset: 128, storedSize: 13, rawSize: 13, checksum: frames[1].header.checksum, recordCount: 1, firstEntity: 0, firstKey: 4, lastEntity: 0, lastKey: 4),
+                SnapshotIndex.Block(offset: 64, storedSize: 59, rawSize: 65, checksum: frames[0].header.checksum, recordCount: 2, firstEntity: 0, firstKey: 1, lastEntity: 0, lastKey: 2),
+                SnapshotIndex.Block(offset: 163, storedSize: 47, rawSize: 54, checksum: frames[1].header.checksum, recordCount: 1, firstEntity: 0, firstKey: 4, lastEntity: 0, lastKey: 4),
             ])
             index.blocks = []
             #expect(index == Example.expectedIndex)
@@ -85,11 +85,12 @@ extension SnapshotFormatDocumentTests {
         static let savedAt = Date(timeIntervalSince1970: 1_735_776_005)
         /// The last transaction the snapshot includes.
         static let sequence: UInt64 = 7
-        /// Small enough that the three records fill two blocks.
+        /// Small enough that the three records fill two blocks (blockSize
+        /// counts record bytes, not the context every block starts with).
         static let blockSize = 16
         static let names = ["Item", "name", "parent"]
-        /// Where the index frame lands: header, block 1 (40 + 24), block 2 (40 + 13).
-        static let indexOffset: UInt64 = 64 + 64 + 53
+        /// Where the index frame lands: header, block 1 (40 + 59), block 2 (40 + 47).
+        static let indexOffset: UInt64 = 64 + 99 + 87
 
         /// Item/1 "Lamp" (no parent), Item/2 "Desk" and Item/4 "Sofa", both
         /// with parent Item/1; Item/3 was deleted before the snapshot. Key,
@@ -115,6 +116,7 @@ extension SnapshotFormatDocumentTests {
             index.entities = [SnapshotIndex.Entity(name: "Item", slots: ["name", "parent"], nextKey: 5, keys: [1, 2, 4])]
             index.indexes = indexes
             index.pointers = pointers
+            index.blocksHaveContext = true
             return index
         }
 
@@ -132,7 +134,10 @@ extension SnapshotFormatDocumentTests {
             try {
                 let file = try SystemFile(path: path, mode: .createExclusive(permissions: 0o600))
                 defer { file.close() }
-                var writer = SnapshotWriter(file: file, sequence: sequence, blockSize: blockSize, time: compactedAt, totalRecords: records.count)
+                let context = BlockContext(sequence: sequence, symbols: names, entities: [
+                    BlockContext.Entity(name: "Item", slots: ["name", "parent"], destinations: [nil, 0], nextKey: 5),
+                ])
+                var writer = SnapshotWriter(file: file, context: context, blockSize: blockSize, time: compactedAt, totalRecords: records.count)
                 _ = writer.addEntity(name: "Item", slots: ["name", "parent"], nextKey: 5)
                 for record in records {
                     var values = ByteWriter(capacity: 32)

@@ -10,12 +10,15 @@ import Testing
 /// attribute, a to-one relationship (stored) and its to-many inverse
 /// (read through the pointers), an optional string.
 enum CounterModel {
-    static func make() throws -> Model {
+    /// The model; with `added`, Counter has one more (string) attribute, a
+    /// lightweight migration of the stores written with the plain one.
+    static func make(adding added: String? = nil) throws -> Model {
         try Model {
             Entity("Counter") {
                 Attribute("name", .string, indexed: true)
                 Attribute("value", .int64, default: Int64(0))
                 Attribute("note", .string)
+                for name in [added].compactMap({ $0 }) { Attribute(name, .string) }
                 Relationship("group", to: "Group", inverse: "counters")
             }
             Entity("Group") {

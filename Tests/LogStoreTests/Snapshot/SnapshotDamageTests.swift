@@ -91,4 +91,58 @@ struct SnapshotDamageTests {
             #expect(error?.kind == .corruptSnapshot)
         }
     }
+
+    /// Replaces the snapshot index of the store at `path` by `index` changed
+    /// by `craft`, in a frame whose checksum is valid, and drops the journal
+    /// after it: content that only a crafted (or buggy) file could hold.
+    static func craftIndex(of path: String, _ index: SnapshotIndex, _ craft: (inout SnapshotIndex) -> Void) throws {
+        let surgery = StoreFileSurgery(path: path)
+        let indexOffset = Int(index.blocks.last!.offset + index.blocks.last!.frameSize)
+        var crafted = index
+        craft(&crafted)
+        var frame = ByteWriter(capacity: 1 << 16)
+        crafted.encoded().bytes.withUnsafeBytes { raw in
+            _ = FrameHeader.encodeFrame(kind: .snapshotIndex, sequence: crafted.sequence, timestampMicroseconds: 0, payload: raw, compressor: nil, into: &frame)
+        }
+        try surgery.write(Array(try surgery.bytes[..<indexOffset]) + frame.bytes)
+    }
+
+    @Test("A checksum-valid index whose numbers overflow is .corruptSnapshot, never a trap", arguments: [
+        "a block offset near 2^64", "block record counts whose sum overflows", "a record count near 2^63",
+    ])
+    func overflowingIndex(_ craft: String) throws {
+        try Self.withCompactedStore { path, model, index in
+            try Self.craftIndex(of: path, index) { index in
+                switch craft {
+                case "a block offset near 2^64": index.blocks[1].offset = .max - 20
+                case "block record counts whose sum overflows": index.blocks[0].recordCount = .max
+                default: index.blocks[0].recordCount = .max - 1_000
+                }
+            }
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: model, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
+            #expect(error?.message.contains("snapshot index") == true)
+            // Recovery rebuilds the index from the blocks, which are whole.
+            let recovery = try StoreInspector.recover(path: path, to: path + ".recovered")
+            #expect(recovery.snapshotRecordsKept == 5_000 && recovery.lostRecords.isEmpty)
+            #expect(try StoreInspector.verify(path: path).problems.isEmpty == false)
+        }
+    }
+
+    @Test("A checksum-valid index that places a record where its block holds another is .corruptSnapshot when a migration reads it, not a record of defaults")
+    func misplacedRecordInMigration() throws {
+        try Self.withCompactedStore { path, _, index in
+            try Self.craftIndex(of: path, index) { index in
+                // Every key one place later than the blocks hold it (the next
+                // key, which the blocks' context repeats, unchanged).
+                let keys = index.entities[0].keys
+                precondition(index.entities[0].nextKey - 1 > keys.last!)
+                index.entities[0].keys = Array(keys.dropFirst()) + [index.entities[0].nextKey - 1]
+            }
+            let migrated = try CounterModel.make(adding: "added")
+            let error = #expect(throws: LogStoreError.self) { try Store(path: path, model: migrated, options: CounterModel.manual) }
+            #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
+        }
+    }
 }
+

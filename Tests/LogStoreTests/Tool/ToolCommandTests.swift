@@ -268,7 +268,8 @@ struct ToolCommandTests {
 
             #expect(try tool("verify", output).status == 0)
             let kept = try #require(try json(try tool("history", output, "--json")) as? [String: Any])
-            #expect((kept["transactions"] as? [[String: Any]])?.map { $0["sequence"] as! Int } == Array(sequences.dropLast(3)))
+            // Then one reservation of the keys that the readable frames after the damage gave out.
+            #expect((kept["transactions"] as? [[String: Any]])?.map { $0["sequence"] as! Int } == Array(sequences.dropLast(2)))
             let items = try tool("query", output, "Item", "itemName BEGINSWITH 'Added'", "--count")
             #expect(items.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.extraSaves - 3)")
 
@@ -279,15 +280,14 @@ struct ToolCommandTests {
         }
     }
 
-    @Test("recover of a store with a damaged snapshot block keeps the records of the blocks before it, values and IDs unchanged")
+    @Test("recover of a store with a damaged snapshot block keeps every other block's records and the journal after the snapshot, and lists the lost keys")
     func recoverDamagedSnapshot() throws {
         try withTemporaryDirectory { directory in
             let path = try demoStore(in: directory)
-            // The stable values of each record (the journal after the
-            // snapshot, lost with it, changed some prices).
+            // The values of each record but its references (those to lost records become null).
             func stable(_ line: Substring) throws -> [String] {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                return ["id", "itemName", "serialNumber", "thumbnail", "label"].map { "\(object[$0] ?? "")" }
+                return ["id", "itemName", "serialNumber", "thumbnail", "valueInDollars", "label"].map { "\(object[$0] ?? "")" }
             }
             let original = Set(try lines(try tool("dump", path).output).map(stable))
             let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
@@ -302,14 +302,27 @@ struct ToolCommandTests {
             let kept = try #require(recovery["snapshotRecordsKept"] as? Int)
             let lost = try #require(recovery["snapshotRecordsLost"] as? Int)
             #expect(kept > 0 && lost > 0 && kept + lost == Self.items - 50 + 3)
-            #expect(recovery["lostTransactions"] as? Int == Self.framesAfterSnapshot, "the journal after the snapshot goes with it")
+            #expect(recovery["lostTransactions"] as? Int == 0)
+            #expect(recovery["keptTransactions"] as? Int == Self.framesAfterSnapshot, "the journal after the snapshot is kept")
+            let lostRecords = try #require(recovery["lostRecords"] as? [[String: Any]])
+            #expect(lostRecords.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == lost)
+
+            let text = try tool("recover", path, "--output", directory + "/again.logstore")
+            #expect(text.status == 1)
+            let entity = try #require(lostRecords.first?["entity"] as? String)
+            #expect(text.output.contains("lost: \(lostRecords.first?["count"] as? Int ?? 0) \(entity) record(s), keys "), "\(text.output)")
+            #expect(text.output.contains("damaged: snapshot block 2 at offset \(secondBlock)"), "\(text.output)")
 
             #expect(try tool("verify", output).status == 0)
             let recovered = lines(try tool("dump", output).output)
-            #expect(recovered.count == kept)
-            // Records keep their IDs and values.
-            let missing = try recovered.map(stable).filter { !original.contains($0) }
-            #expect(missing.isEmpty, "\(missing.prefix(2))")
+            #expect(recovered.count == kept + Self.extraSaves)
+            let added = try tool("query", output, "Item", "itemName BEGINSWITH 'Added'", "--count")
+            #expect(added.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.extraSaves)")
+            // Records keep their IDs and values, the changes after the snapshot included.
+            let changed = try recovered.map(stable).filter { !original.contains($0) }
+            #expect(changed.isEmpty, "\(changed.prefix(2))")
+            let nullified = try #require(recovery["nullifiedReferences"] as? Int)
+            #expect(nullified == 0 || text.output.contains("\(nullified) reference(s) to lost records set to null"))
         }
     }
 

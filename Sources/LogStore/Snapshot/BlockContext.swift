@@ -1,0 +1,90 @@
+// What every block of a version 4 snapshot repeats of its index
+// (FORMAT.md §11.2), so that the index can be rebuilt from the blocks.
+
+/// The part of a snapshot's index that the records of a block cannot be
+/// read without: the snapshot's sequence number, its name table, and per
+/// entity its name, slots (with each relationship's destination) and next
+/// key. Every block of a version 4 snapshot starts with it.
+///
+/// With the index damaged, any whole block gives it back, and the blocks'
+/// own records give the key lists and the directory; the secondary indexes
+/// and pointers are rebuilt from the records. What no block repeats is the
+/// recorded model and the store dictionary (too large to repeat per block).
+struct BlockContext: Sendable, Equatable {
+    struct Entity: Sendable, Equatable {
+        var name: String
+        var slots: [String]
+        /// Per slot, the entity position a relationship's references point
+        /// to; nil for an attribute. References in blocks name their target
+        /// by key, and this says of which entity.
+        var destinations: [Int?]
+        var nextKey: UInt64
+    }
+
+    var sequence: UInt64
+    var symbols: [String]
+    var entities: [Entity]
+
+    func encode(into writer: inout ByteWriter) {
+        writer.appendVarint(sequence)
+        SnapshotIndex.appendStrings(symbols, to: &writer)
+        writer.appendVarint(UInt64(entities.count))
+        for entity in entities {
+            writer.appendLengthPrefixed(entity.name)
+            writer.appendVarint(UInt64(entity.slots.count))
+            for (slot, destination) in zip(entity.slots, entity.destinations) {
+                writer.appendLengthPrefixed(slot)
+                writer.appendVarint(destination.map { UInt64($0) + 1 } ?? 0)
+            }
+            writer.appendVarint(entity.nextKey)
+        }
+    }
+
+    /// Decodes a context, checking every count against the bytes left and
+    /// every destination against the entities listed.
+    init(decoding reader: inout ByteReader) throws(DecodeFailure) {
+        sequence = try reader.readVarint()
+        symbols = try SnapshotIndex.readStrings(&reader)
+        let entityCount = try reader.readCount()
+        entities = []
+        for _ in 0..<entityCount {
+            let name = try reader.readString()
+            let slotCount = try reader.readCount(minimumItemSize: 2)
+            var slots: [String] = [], destinations: [Int?] = []
+            for _ in 0..<slotCount {
+                slots.append(try reader.readString())
+                let destination = try reader.readVarint()
+                guard destination <= UInt64(entityCount) else {
+                    throw DecodeFailure("slot \(slots.last ?? "") of \(name) points to entity #\(destination - 1), but the context lists \(entityCount)")
+                }
+                destinations.append(destination == 0 ? nil : Int(destination - 1))
+            }
+            entities.append(Entity(name: name, slots: slots, destinations: destinations, nextKey: try reader.readVarint()))
+        }
+    }
+
+    init(sequence: UInt64, symbols: [String], entities: [Entity]) {
+        self.sequence = sequence
+        self.symbols = symbols
+        self.entities = entities
+    }
+
+    /// Whether `other` says what this context does (destinations, which
+    /// only blocks carry, aside).
+    func agrees(with other: BlockContext) -> Bool {
+        sequence == other.sequence && symbols == other.symbols && entities.count == other.entities.count
+            && zip(entities, other.entities).allSatisfy { $0.name == $1.name && $0.slots == $1.slots && $0.nextKey == $1.nextKey }
+    }
+}
+
+extension SnapshotIndex {
+    /// What each block of this index's snapshot must repeat (destinations
+    /// aside, which the index does not hold); nil when its blocks repeat
+    /// nothing (format versions 2 and 3).
+    var blockContext: BlockContext? {
+        guard blocksHaveContext else { return nil }
+        return BlockContext(sequence: sequence, symbols: symbols, entities: entities.map {
+            BlockContext.Entity(name: $0.name, slots: $0.slots, destinations: [], nextKey: $0.nextKey)
+        })
+    }
+}
