@@ -277,8 +277,11 @@ struct RecoveredKeysTests {
     /// A store without a snapshot whose second save's frames come after a
     /// damaged frame of the first: returns the largest key the second save
     /// gave out, which the recovered store loses.
+    ///
+    /// Every save is fsynced, so each later frame records the damaged one
+    /// durable: the damage is real, not a hole a power cut left (FORMAT.md §6).
     static func storeWithKeysAfterDamage(at path: String, model: Model) throws -> UInt64 {
-        let store = try Store(path: path, model: model, options: CounterModel.manual)
+        let store = try Store(path: path, model: model, options: JournalOptions(durability: .fsyncEveryCommit, compaction: .manual))
         defer { store.close() }
         let context = store.newContext()
         try CounterModel.insertCounters(60, into: context)
