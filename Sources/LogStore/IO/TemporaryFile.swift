@@ -18,6 +18,9 @@ enum TemporaryFile: String, CaseIterable, Sendable {
     /// A salvaged store written by an open with `.salvage`, renamed over
     /// the damaged one once complete.
     case salvaging
+    /// A store `recover` writes, linked to the name it was asked for once
+    /// complete. Left behind after the link, it is a second name of it.
+    case recovering
 
     /// This process's file of this kind beside the store at `path`.
     func path(beside path: String) -> String { "\(path).\(rawValue)-\(Platform.processID)" }

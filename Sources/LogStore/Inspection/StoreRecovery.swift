@@ -131,9 +131,9 @@ extension StoreInspector {
     /// Writes the new store for `salvage`, and reports it; nil when every
     /// block of the snapshot is whole.
     private static func recoverSnapshot(_ salvage: SnapshotSalvage, to output: String) throws(LogStoreError) -> StoreRecovery? {
-        let temporary = "\(output).recovering-\(getpid())"
-        unlink(temporary)
-        defer { unlink(temporary) }
+        let temporary = TemporaryFile.recovering.path(beside: output)
+        SystemFileSystem().remove(temporary)
+        defer { SystemFileSystem().remove(temporary) }
         guard let outcome = try salvage.write(to: temporary) else { return nil }
         try publish(temporary, as: output)
         var recovery = StoreRecovery(
@@ -157,11 +157,11 @@ extension StoreInspector {
     /// durably, followed by a reservation of the keys `reserving` counts
     /// (given out by frames after the damage, which are not copied).
     private static func writeCopy(of file: SystemFile, through end: UInt64, to output: String, reserving keys: KeyHighWater?) throws(LogStoreError) {
-        let temporary = "\(output).recovering-\(getpid())"
+        let temporary = TemporaryFile.recovering.path(beside: output)
         let copy = try SystemFile(path: temporary, mode: .createExclusive(permissions: 0o600))
         defer {
             copy.close()
-            unlink(temporary)
+            SystemFileSystem().remove(temporary)
         }
         try file.copy(0..<end, to: copy, at: 0)
         try copy.synchronize()
@@ -174,12 +174,15 @@ extension StoreInspector {
     }
 
     /// Gives the finished file at `temporary` its name, durably. A link,
-    /// unlike a rename, never replaces a file that appeared meanwhile.
+    /// unlike a rename, never replaces a file that appeared meanwhile. The
+    /// temporary name goes before the directory fsync, as at store
+    /// creation, so that no crash leaves it as a second name of the store.
     private static func publish(_ temporary: String, as output: String) throws(LogStoreError) {
         let fileSystem = SystemFileSystem()
         guard try fileSystem.link(temporary, to: output) else {
             throw LogStoreError(.invalidArgument, "\(output) appeared while recover wrote it; nothing was replaced: choose another name", path: output)
         }
+        fileSystem.remove(temporary)
         try fileSystem.synchronizeDirectory(of: output)
     }
 }
