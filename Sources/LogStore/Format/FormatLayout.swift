@@ -22,6 +22,10 @@ enum FileLayout {
     /// knew durable (FORMAT.md §3); a writer appending to an older file
     /// leaves the field 0, as that version's readers require.
     static let durableClaimVersion: UInt16 = 4
+    /// The first version whose snapshots are known to name each
+    /// reference's destination entity (FORMAT.md §12.2); object-layer
+    /// compactions before it wrote the source entity there.
+    static let destinationReferenceVersion: UInt16 = 4
     /// The first version whose snapshot blocks start with a copy of what the
     /// index says of every block (FORMAT.md §11.2), so that a damaged index
     /// can be rebuilt from them.

@@ -51,7 +51,9 @@ extension CommittedState {
                     for target in Self.targets(record.values[slot]) where self.record(relationship.destination, target) == nil {
                         problems.append("\(entity.name)/p\(key).\(relationship.name) points to \(relationship.destination)/p\(target), which does not exist (its inverse \(relationship.destination).\(relationship.definition.inverse) cannot hold it)")
                     }
-                    for id in Self.recordIDs(record.values[slot]) where entityName(id.entity) != relationship.destination {
+                    // A snapshot from before format version 4 may name the
+                    // source there; the next compaction writes the destination.
+                    for id in Self.recordIDs(record.values[slot]) where legacyReferenceDestinations == nil && entityName(id.entity) != relationship.destination {
                         misnamed[relationship.name, default: (0, entityName(id.entity) ?? "undeclared name \(id.entity.rawValue)", key)].count += 1
                     }
                 }

@@ -117,10 +117,20 @@ extension CommittedState {
         for entity in model.entities {
             _ = writer.addEntity(name: entity.name, slots: Self.slotNames(entity), nextKey: snapshotNextKey(of: entity))
             var written = 0
+            let destinations = entity.relationships.contains(where: \.isStored) ? legacyReferenceDestinations?[entity.index] : nil
+            var values: [StoredValue] = [], rewritten = ByteWriter(capacity: 256)
+            let allSlots = Array(repeating: true, count: entity.attributes.count + entity.relationships.count)
             tables[entity.index].forEachRecord { key, version, bytes in
                 guard failure == nil else { return }
                 do throws(LogStoreError) {
-                    try writer.append(key: key, version: version, values: bytes)
+                    if let destinations {
+                        EntityTable.decode(bytes, wanted: allSlots, into: &values)
+                        rewritten.removeAll()
+                        for (slot, value) in values.enumerated() { rewritten.append(Self.naming(destinations[slot], in: value)) }
+                        try rewritten.bytes.withBytes { (raw) throws(LogStoreError) in try writer.append(key: key, version: version, values: raw) }
+                    } else {
+                        try writer.append(key: key, version: version, values: bytes)
+                    }
                     written += 1
                     if writer.progress.records % 4096 == 0 { progress(writer.progress) }
                 } catch {
@@ -132,6 +142,17 @@ extension CommittedState {
             guard written == tables[entity.index].count else {
                 throw LogStoreError(.io, "compaction read \(written) of \(tables[entity.index].count) records of \(entity.name); the store was left as it was", entity: entity.name)
             }
+        }
+    }
+
+    /// `value` with every reference naming `destination`, when the slot is
+    /// a stored relationship's.
+    private static func naming(_ destination: Symbol?, in value: StoredValue) -> StoredValue {
+        guard let destination else { return value }
+        switch value {
+        case .reference(let id): return .reference(RecordID(entity: destination, key: id.key))
+        case .references(let ids): return .references(ids.map { RecordID(entity: destination, key: $0.key) })
+        default: return value
         }
     }
 
@@ -197,6 +218,7 @@ extension CommittedState {
     /// memory its values took is freed. Records changed since stay where
     /// they are.
     mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState) {
+        legacyReferenceDestinations = nil
         var cursor = BlockCursor(snapshot.directory)
         for entity in model.entities {
             let table = entity.index

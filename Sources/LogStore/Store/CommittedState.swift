@@ -49,6 +49,12 @@ struct CommittedState: Sendable {
     static let largestReservation: UInt64 = 1 << 16
     /// Per entity, a secondary index of each indexed attribute.
     var indexes: [[SecondaryIndex]]
+    /// Set while records come from a snapshot that an object-layer
+    /// compaction before format version 4 wrote, whose references may name
+    /// the source entity instead of the destination (FORMAT.md §12.2): by
+    /// entity index, each slot's destination symbol. The next compaction
+    /// writes those references right, and clears it.
+    var legacyReferenceDestinations: [[Symbol?]]?
     let model: Model
 
     init(model: Model) {

@@ -207,6 +207,9 @@ public final class Store: Sendable {
             // fails rather than hand out a store that would refuse saves.
             try journal.snapshot?.checkReadable()
             if journal.header.readVersion < FileLayout.decimalVersion { state.convertLegacyDecimals() }
+            if journal.snapshot != nil, journal.header.writeVersion < FileLayout.destinationReferenceVersion {
+                state.legacyReferenceDestinations = model.entities.map { EntitySymbols($0, journal: journal).destinations }
+            }
         } catch {
             journal.close()
             throw error
