@@ -182,6 +182,7 @@ struct SnapshotIndex: Sendable, Equatable {
             for _ in 0..<slotCount { slots.append(try reader.readString()) }
             let nextKey = try reader.readVarint()
             let keys = try Self.readIncreasing(&reader)
+            guard nextKey <= RecordID.keyLimit else { throw DecodeFailure("entity \(name) gives out key \(nextKey) next, past the limit of 2^62") }
             guard keys.last.map({ $0 < nextKey }) ?? true else {
                 throw DecodeFailure("entity \(name) has key \(keys.last ?? 0) but gives out \(nextKey) next")
             }

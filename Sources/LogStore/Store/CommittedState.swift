@@ -105,21 +105,32 @@ struct CommittedState: Sendable {
 
     /// A key never used by `entity` (nor given out before), from the keys
     /// reserved in the journal; nil when they are used up.
-    mutating func allocateReservedKey(for entity: EntityDescription) -> UInt64? {
+    ///
+    /// - Throws: `.corruptFrame` when the keys reached ``RecordID/keyLimit``,
+    ///   which only a key or reservation written into the file by something
+    ///   other than LogStore can do.
+    mutating func allocateReservedKey(for entity: EntityDescription, path: String) throws(LogStoreError) -> UInt64? {
         let key = nextKeys[entity.index]
+        guard key < RecordID.keyLimit else {
+            throw LogStoreError(.corruptFrame, "\(path) has given out every key of \(entity.name) below 2^62, which no store of LogStore's own reaches: a record key or key reservation in the file was not written by LogStore; run logstore-tool verify on it, and restore it from a backup", path: path, entity: entity.name)
+        }
         guard key < reservedKeys[entity.index] else { return nil }
         nextKeys[entity.index] = key + 1
         return key
     }
 
-    /// The reservation the next keys of `entity` need: its new end.
+    /// The reservation the next keys of `entity` need: its new end, never
+    /// past ``RecordID/keyLimit``.
     func nextReservation(for entity: EntityDescription) -> UInt64 {
-        nextKeys[entity.index] + reservationSizes[entity.index]
+        min(nextKeys[entity.index] + reservationSizes[entity.index], RecordID.keyLimit)
     }
 
     /// Keys of `entity` below `end` are reserved (written, or read back
-    /// from the journal at open, when they count as handed out).
-    mutating func reserveKeys(of entity: Int, below end: UInt64, handedOut: Bool) {
+    /// from the journal at open, when they count as handed out). A
+    /// reservation past ``RecordID/keyLimit`` (only a file LogStore did not
+    /// write holds one) reserves the keys up to the limit.
+    mutating func reserveKeys(of entity: Int, below requestedEnd: UInt64, handedOut: Bool) {
+        let end = min(requestedEnd, RecordID.keyLimit)
         reservedKeys[entity] = max(reservedKeys[entity], end)
         if handedOut {
             nextKeys[entity] = max(nextKeys[entity], end)
@@ -132,7 +143,9 @@ struct CommittedState: Sendable {
         let entity = change.entity
         let key = change.key
         let table = entity.index
-        nextKeys[table] = max(nextKeys[table], key + 1)
+        // Keys from a file are below the limit (ByteReader.readKey), and so
+        // are those the store hands out, so the next one cannot overflow.
+        nextKeys[table] = max(nextKeys[table], min(key, RecordID.keyLimit - 1) + 1)
         let slotCount = entity.attributes.count + entity.relationships.count
         switch change {
         case .insert(_, _, var values):

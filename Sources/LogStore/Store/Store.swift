@@ -337,7 +337,7 @@ public final class Store: Sendable {
     /// process crashed first) never names another object later.
     func allocateKey(for entity: EntityDescription) throws(LogStoreError) -> UInt64 {
         while true {
-            if let key = state.withLock({ $0.allocateReservedKey(for: entity) }) { return key }
+            if let key = try state.withLock({ state throws(LogStoreError) in try state.allocateReservedKey(for: entity, path: path) }) { return key }
             try reserveKeys(for: entity)
         }
     }

@@ -1,0 +1,63 @@
+// Fuzz target: store files whose checksums all match and whose content is
+// hostile, through everything a store does with a file: open (strict and
+// with salvage), a fetch of every object, a save, a compaction and a reopen.
+
+import Foundation
+@_spi(Fuzzing) import LogStore
+
+enum StoreContentTarget {
+    /// The stores the inputs change: the seed corpus's whole stores (empty,
+    /// a few saves, compacted with saves after), made once per process.
+    static let stores: [[UInt8]] = {
+        let stores = (try? FuzzSeeds.storeFiles()) ?? []
+        let whole = stores.filter { !$0.name.contains("-") }.map(\.bytes)
+        precondition(!whole.isEmpty, "the store-content target has no seed stores to change")
+        return whole
+    }()
+
+    /// The input's first byte picks a seed store, and the rest are the
+    /// choices of ``ContentMutation``: which frames change, and how.
+    static func run(_ bytes: UnsafeRawBufferPointer) {
+        var choices = Choices(bytes: bytes)
+        let store = stores[choices.next(stores.count)]
+        let rounds = 1 + choices.next(4)
+        let file = ContentMutation.mutate(store, rounds: rounds) { choices.next($0) }
+
+        let path = StoreFileTarget.directory + "/content.logstore"
+        StoreFileTarget.clear()
+        defer { StoreFileTarget.clear() }
+        guard FileManager.default.createFile(atPath: path, contents: Data(file)) else {
+            fatalError("cannot write the fuzz input to \(path)")
+        }
+        _ = try? StoreInspector.verify(path: path)
+        StoreFileTarget.readEverything(path, options: JournalOptions(access: .readOnly, createIfMissing: false))
+        let strict = JournalOptions(durability: .deferredToOS, createIfMissing: false, compaction: .manual)
+        let salvage = JournalOptions(durability: .deferredToOS, createIfMissing: false, recoveryMode: .salvage, compaction: .manual)
+        for options in [strict, salvage] where useStore(path, options: options) {
+            // What a save and a compaction left opens again, and reads.
+            StoreFileTarget.readEverything(path, options: strict)
+        }
+    }
+
+    /// Opens the store read-write, reads every object, saves a new object
+    /// and a change to an old one, and compacts; returns whether it opened.
+    static func useStore(_ path: String, options: JournalOptions) -> Bool {
+        guard let store = try? Store(recordedModelAt: path, options: options) else { return false }
+        defer { store.close() }
+        let context = store.newContext()
+        for entity in store.model.entities {
+            guard let objects = try? context.fetchAll(entity.name) else { continue }
+            for object in objects {
+                for attribute in entity.attributes { _ = try? object.value(forKey: attribute.name) }
+                for relationship in entity.relationshipDefinitions { _ = try? object.value(forKey: relationship.name) }
+            }
+            if let first = objects.first, let attribute = entity.attributes.first(where: { !$0.isTransient }) {
+                try? first.setValue(nil, forKey: attribute.name)
+            }
+            _ = try? context.insert(entity.name)
+        }
+        _ = try? context.save()
+        _ = try? store.compact()
+        return true
+    }
+}
