@@ -133,6 +133,7 @@ public final class ObjectContext {
     public func existingObject(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
         let object = try object(with: id)
         if object.isInserted { return object }
+        try store.checkServing()
         if object.isDeleted || (object.isFault && store.record(id) == nil) {
             throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
         }

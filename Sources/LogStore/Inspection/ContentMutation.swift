@@ -236,6 +236,8 @@ public enum ContentMutation {
             }
             var directory = false
             let number64 = ContentMutation.extreme(choose)
+            // Counts and positions decode as `Int(clamping:)`, so never below
+            // zero; the encoder may rely on that.
             switch choose(7) {
             case 0 where !index.entities.isEmpty:
                 index.entities[choose(index.entities.count)].nextKey = number64
@@ -248,9 +250,9 @@ public enum ContentMutation {
                 switch choose(6) {
                 case 0: index.blocks[block].offset = number64
                 case 1: index.blocks[block].storedSize = UInt32(truncatingIfNeeded: number64)
-                case 2: index.blocks[block].recordCount = Int(truncatingIfNeeded: number64)
+                case 2: index.blocks[block].recordCount = Int(clamping: number64)
                 case 3: index.blocks[block].firstKey = number64
-                case 4: index.blocks[block].lastEntity = Int(truncatingIfNeeded: number64)
+                case 4: index.blocks[block].lastEntity = Int(clamping: number64)
                 default: index.blocks[block].rawSize = UInt32(truncatingIfNeeded: number64)
                 }
                 directory = true
@@ -260,7 +262,7 @@ public enum ContentMutation {
                     index.indexes[section].keys.append(number64)
                     index.indexes[section].counts[index.indexes[section].counts.count - 1] += 1
                 } else {
-                    index.indexes[section].entity = Int(truncatingIfNeeded: number64)
+                    index.indexes[section].entity = Int(clamping: number64)
                 }
             case 4 where !index.pointers.isEmpty:
                 let section = choose(index.pointers.count)

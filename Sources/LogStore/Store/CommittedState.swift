@@ -50,6 +50,10 @@ struct CommittedState: Sendable {
     /// Per entity, a secondary index of each indexed attribute.
     var indexes: [[SecondaryIndex]]
     let model: Model
+    /// Why a change could not be applied: the record it changes is in a
+    /// snapshot block that failed to read. The state is then behind the
+    /// journal, so the store serves nothing from it (``checkServing()``).
+    private(set) var failure: LogStoreError?
 
     init(model: Model) {
         self.model = model
@@ -139,7 +143,23 @@ struct CommittedState: Sendable {
         }
     }
 
+    /// Throws ``failure``, once a change could not be applied.
+    func checkServing() throws(LogStoreError) {
+        if let failure { throw failure }
+    }
+
+    /// Applies `change`; when the record it replaces, changes or deletes
+    /// cannot be read, records ``failure`` instead, since applying it on
+    /// top of nothing would lose the rest of the record, or the delete.
     mutating func apply(_ change: SlotChange, version: UInt64) {
+        do throws(LogStoreError) {
+            try applyReading(change, version: version)
+        } catch {
+            failure = failure ?? LogStoreError(.io, "a save written to the journal could not be applied in memory, so this store no longer serves reads or saves: \(error.message). The file holds the save: close the store and open it again", path: error.path, entity: change.entity.name, details: [error])
+        }
+    }
+
+    private mutating func applyReading(_ change: SlotChange, version: UInt64) throws(LogStoreError) {
         let entity = change.entity
         let key = change.key
         let table = entity.index
@@ -150,14 +170,14 @@ struct CommittedState: Sendable {
         switch change {
         case .insert(_, _, var values):
             if values.count < slotCount { values += Array(repeating: .null, count: slotCount - values.count) }
-            if let old = withTable(table, { $0.record(key) }) { unindex(entity, key, old.values) }
+            if let old = try existingRecord(entity, key) { unindex(entity, key, old.values) }
             tables[table].set(key, Record(values: values, version: version))
             index(entity, key, values)
             for position in indexes[table].indices {
                 indexes[table][position].set(key, values[indexes[table][position].slot])
             }
         case .update(_, _, let slots):
-            guard var record = withTable(table, { $0.record(key) }) else { return }
+            guard var record = try existingRecord(entity, key) else { return }
             unindex(entity, key, record.values)
             for (slot, value) in slots where slot < record.values.count { record.values[slot] = value }
             record.version = version
@@ -167,11 +187,22 @@ struct CommittedState: Sendable {
                 indexes[table][position].set(key, record.values[indexes[table][position].slot])
             }
         case .delete:
-            guard let old = withTable(table, { $0.record(key) }) else { return }
+            guard let old = try existingRecord(entity, key) else { return }
             tables[table].remove(key)
             unindex(entity, key, old.values)
             for position in indexes[table].indices { indexes[table][position].remove(key) }
         }
+    }
+
+    /// The record of `entity` with `key`, or nil when there is none.
+    ///
+    /// - Throws: the snapshot's read failure (`.io`, `.corruptSnapshot`)
+    ///   when there is one but its block cannot be read.
+    private mutating func existingRecord(_ entity: EntityDescription, _ key: UInt64) throws(LogStoreError) -> Record? {
+        if let record = withTable(entity.index, { $0.record(key) }) { return record }
+        guard tables[entity.index].version(key) != nil else { return nil }
+        try tables[entity.index].snapshot?.checkReadable()
+        throw LogStoreError(.io, "the snapshot block holding \(entity.name)/p\(key) could not be read; close the store and open it again", entity: entity.name)
     }
 
     /// Reads the text a file of format version 1 or 2 stored for each
