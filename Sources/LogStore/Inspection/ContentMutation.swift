@@ -31,6 +31,10 @@ public enum ContentMutation {
         var keepsDirectory = false
         for _ in 0..<rounds {
             guard !content.frames.isEmpty else { break }
+            if choose(8) == 0 {
+                content.renumberTransactions(from: extreme(choose))
+                continue
+            }
             let frame = choose(content.frames.count)
             switch content.frames[frame].kind {
             case .transaction: content.mutateTransaction(frame, choose)
@@ -207,6 +211,16 @@ public enum ContentMutation {
             switch change {
             case .insert(let id, _): return .insert(id, fields)
             case .update(let id, _), .delete(let id): return .update(id, fields)
+            }
+        }
+
+        /// Numbers the transaction frames in order from `first` (wrapping
+        /// past the largest number, as only a hostile file does).
+        mutating func renumberTransactions(from first: UInt64) {
+            var next = first
+            for index in frames.indices where frames[index].kind == .transaction {
+                frames[index].sequence = next
+                next &+= 1
             }
         }
 

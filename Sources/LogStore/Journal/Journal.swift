@@ -140,6 +140,10 @@ public final class Journal: Sendable {
             }
         }
 
+        let lastSequence = summary.lastSequence ?? origin.sequenceBefore ?? 0
+        if options.access == .readWrite, lastSequence == .max {
+            throw LogStoreError(.corruptFrame, "the last frame of \(path) is numbered \(UInt64.max), the largest number there is, so no save can follow it; LogStore never numbers a frame so: open the store read-only to read it, or restore it from a backup", path: path)
+        }
         self.path = path
         self.options = options
         self.fileSystem = fileSystem
@@ -149,7 +153,7 @@ public final class Journal: Sendable {
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
             origin: origin, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: summary.lastSequence ?? origin.sequenceBefore ?? 0, symbols: symbols, dictionary: dictionary)
+            lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
     }
 
     /// Only transactions follow the snapshot (or the header).

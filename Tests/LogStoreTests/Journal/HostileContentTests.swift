@@ -157,6 +157,33 @@ struct HostileContentTests {
         }
     }
 
+    @Test("logstore-tool reads a store whose first frame carries the largest sequence numbers without a crash", arguments: [UInt64(1) << 63, .max])
+    func toolOnExtremeSequence(sequence: UInt64) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS))
+            _ = try journal.append([.insert(RecordID(entity: journal.symbol(for: "Item"), key: 1), [Field(journal.symbol(for: "name"), .string("a"))])])
+            journal.close()
+            var bytes = try JournalFixtures.read(path)
+            let frame = try #require(JournalFixtures.frames(in: bytes).first)
+            JournalFixtures.store(sequence, into: &bytes, at: frame.offset + 16)
+            JournalFixtures.resign(&bytes, frameAt: frame.offset)
+            try JournalFixtures.write(bytes, to: path)
+            for arguments in [["info", path], ["verify", path], ["dump", path], ["stats", path], ["history", path], ["history", path, "--json"], ["history", path, "--show", "\(sequence)"]] {
+                let run = try Executables.run("logstore-tool", arguments)
+                #expect(!run.errorOutput.contains("Fatal error") && !run.errorOutput.contains("crashed"), "\(arguments.first!): \(run.errorOutput.split(separator: "\n").filter { $0.contains("Fatal") || $0.contains(" at /work") }.prefix(4))")
+            }
+            // Read-write, a store can take no save after the largest number.
+            if sequence == .max {
+                #expect { try Store(path: path, model: Self.model, options: Self.options).close() } throws: { error in
+                    (error as? LogStoreError)?.kind == .corruptFrame && (error as? LogStoreError)?.message.contains("read-only") == true
+                }
+            }
+            let listing = try Executables.run("logstore-tool", ["history", path, "--json"])
+            #expect(listing.status == 0 && listing.output.contains("\(sequence)"), "\(listing.output.prefix(300)) \(listing.errorOutput.prefix(300))")
+        }
+    }
+
     @Test("Re-encoding a store's content unchanged gives a store that opens with the same objects")
     func contentRoundTrip() throws {
         try withTemporaryDirectory { directory in
