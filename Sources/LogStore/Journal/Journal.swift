@@ -141,8 +141,9 @@ public final class Journal: Sendable {
         }
 
         let lastSequence = summary.lastSequence ?? origin.sequenceBefore ?? 0
-        if options.access == .readWrite, lastSequence == .max {
-            throw LogStoreError(.corruptFrame, "the last frame of \(path) is numbered \(UInt64.max), the largest number there is, so no save can follow it; LogStore never numbers a frame so: open the store read-only to read it, or restore it from a backup", path: path)
+        // The journal counts one past its last frame: no number follows this one.
+        guard lastSequence < .max else {
+            throw LogStoreError(.corruptFrame, "the last frame of \(path) is numbered \(UInt64.max), the largest number there is, so no frame can follow it; LogStore never numbers a frame so, and the file was not written by it: restore it from a backup", path: path)
         }
         self.path = path
         self.options = options

@@ -74,8 +74,7 @@ final class JournalWriter: @unchecked Sendable {
         self.durability = durability
         compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.endOffset = endOffset
-        // Wraps only for a read-only journal: Journal refuses to write after UInt64.max.
-        self.nextSequence = lastSequence &+ 1
+        self.nextSequence = lastSequence + 1
         self.writtenSequence = lastSequence
         self.syncedSequence = lastSequence
         self.syncedEnd = endOffset
