@@ -15,6 +15,8 @@ enum StoreContentTarget {
         return whole
     }()
 
+    static let directory = StoreFileTarget.scratchDirectory("store-content")
+
     /// The input's first byte picks a seed store, and the rest are the
     /// choices of ``ContentMutation``: which frames change, and how.
     static func run(_ bytes: UnsafeRawBufferPointer) {
@@ -23,9 +25,9 @@ enum StoreContentTarget {
         let rounds = 1 + choices.next(4)
         let file = ContentMutation.mutate(store, rounds: rounds) { choices.next($0) }
 
-        let path = StoreFileTarget.directory + "/content.logstore"
-        StoreFileTarget.clear()
-        defer { StoreFileTarget.clear() }
+        let path = directory + "/content.logstore"
+        StoreFileTarget.clear(directory)
+        defer { StoreFileTarget.clear(directory) }
         guard FileManager.default.createFile(atPath: path, contents: Data(file)) else {
             fatalError("cannot write the fuzz input to \(path)")
         }
@@ -45,12 +47,7 @@ enum StoreContentTarget {
         guard let store = try? Store(recordedModelAt: path, options: options) else { return false }
         defer { store.close() }
         let context = store.newContext()
-        for entity in store.model.entities {
-            guard let objects = try? context.fetchAll(entity.name) else { continue }
-            for object in objects {
-                for attribute in entity.attributes { _ = try? object.value(forKey: attribute.name) }
-                for relationship in entity.relationshipDefinitions { _ = try? object.value(forKey: relationship.name) }
-            }
+        StoreFileTarget.readObjects(of: store, in: context) { entity, objects in
             if let first = objects.first, let attribute = entity.attributes.first(where: { !$0.isTransient }) {
                 try? first.setValue(nil, forKey: attribute.name)
             }

@@ -157,7 +157,7 @@ struct HostileContentTests {
         }
     }
 
-    @Test("A store whose first frame carries the largest sequence numbers: logstore-tool reads it or fails typed, never crashes; one numbered UInt64.max is .corruptFrame", arguments: [UInt64(1) << 63, .max])
+    @Test("A store whose first frame carries the largest sequence numbers: logstore-tool reads it or fails typed, never crashes; one numbered UInt64.max is .corruptFrame, and none is written after UInt64.max − 1", arguments: [UInt64(1) << 63, .max - 1, .max])
     func toolOnExtremeSequence(sequence: UInt64) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
@@ -181,6 +181,20 @@ struct HostileContentTests {
                     }
                 }
             } else {
+                // A frame numbered UInt64.max (here the model's, or a key
+                // reservation's, or a save's) is never written.
+                let saved = Result {
+                    let store = try Store(path: path, model: Self.model, options: Self.options)
+                    defer { store.close() }
+                    let context = store.newContext()
+                    let item = try context.insert("Item")
+                    item["name"] = "b"
+                    try context.save()
+                }
+                if sequence == .max - 1 {
+                    #expect { try saved.get() } throws: { ($0 as? LogStoreError)?.kind == .corruptFrame }
+                    #expect(try JournalFixtures.read(path) == bytes, "a refused save changed the file")
+                }
                 let listing = try Executables.run("logstore-tool", ["history", path, "--json"])
                 #expect(listing.status == 0 && listing.output.contains("\(sequence)"), "\(listing.output.prefix(300)) \(listing.errorOutput.prefix(300))")
             }
