@@ -201,6 +201,35 @@ struct HostileContentTests {
         }
     }
 
+    @Test("The content mutation of the store-content fuzz target changes what files say, never their checksums")
+    func mutationKeepsChecksums() throws {
+        try withTemporaryDirectory { directory in
+            var seeds: [[UInt8]] = []
+            for compacted in [false, true] {
+                let path = directory + "/seed-\(compacted).logstore"
+                try Self.makeStore(at: path, compacted: compacted)
+                try Self.append(to: path) { [Self.insert($0, key: 9, owner: 2)] }
+                seeds.append(try JournalFixtures.read(path))
+            }
+            var changed = 0, refused = 0
+            for seed in 0..<300 {
+                var random = JournalFixtures.SeededGenerator(seed: UInt64(seed))
+                let original = seeds[seed % seeds.count]
+                let mutated = ContentMutation.mutate(original, rounds: 1 + seed % 3) { Int.random(in: 0..<$0, using: &random) }
+                if mutated != original { changed += 1 }
+                let path = directory + "/mutated.logstore"
+                try JournalFixtures.write(mutated, to: path)
+                let problems = (try? StoreInspector.verify(path: path))?.problems ?? []
+                if !problems.isEmpty { refused += 1 }
+                for problem in problems {
+                    #expect(!problem.message.contains("fails its checksum") && !problem.message.contains("header checksum"), "seed \(seed): \(problem.message)")
+                }
+            }
+            // Most mutations change the file, and some of those are content a reader refuses.
+            #expect(changed > 240 && refused > 30, "\(changed) of 300 changed, \(refused) refused")
+        }
+    }
+
     @Test("Re-encoding a store's content unchanged gives a store that opens with the same objects")
     func contentRoundTrip() throws {
         try withTemporaryDirectory { directory in

@@ -72,6 +72,12 @@ struct ApplyReadFailureTests {
                     return (try? later.save()) != nil ? 2_000 : nil
                 }
             }()
+            let refusal: LogStoreError? = {
+                let later = store.newContext()
+                return withExtendedLifetime(later) { () -> LogStoreError? in
+                    do { _ = try later.fetchAll("Item"); return nil } catch { return error as? LogStoreError }
+                }
+            }()
             store.close()
 
             let reopened = try Self.open(disk)
@@ -80,6 +86,10 @@ struct ApplyReadFailureTests {
             if saved { #expect(truth == 1_000, "read \(failing): an acknowledged save is lost") }
             if let served {
                 #expect(served == truth, "read \(failing) failed\(fired ? "" : " (never reached)"): the store served count \(served) while its file holds \(truth)")
+            }
+            if served == nil {
+                // Refusing to serve says why, and what to do.
+                #expect(refusal?.kind == .io && refusal?.message.contains("open it again") == true, "read \(failing): \(String(describing: refusal))")
             }
             if laterSave != nil {
                 #expect(served == truth, "read \(failing): a save went on after the store served a stale record")
