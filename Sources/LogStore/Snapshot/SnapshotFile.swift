@@ -84,7 +84,8 @@ final class SnapshotFile: Sendable {
         guard index.sequence == header.sequence else {
             throw damaged("it covers sequence \(index.sequence) but its frame says \(header.sequence)")
         }
-        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset + $0.frameSize <= indexOffset }) else {
+        // Subtracted, not added: an offset from the file may be near 2^64.
+        guard index.blocks.allSatisfy({ $0.offset >= UInt64(FileLayout.headerSize) && $0.offset <= indexOffset && $0.frameSize <= indexOffset - $0.offset }) else {
             throw damaged("its directory places a block outside the snapshot")
         }
         return (index, header)
