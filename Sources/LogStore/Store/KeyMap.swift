@@ -16,12 +16,10 @@ struct KeyMap<Value: Sendable>: Sendable {
     /// What a key holds until it is set.
     let empty: Value
     private var dense: [Value] = []
+    /// Keys at or past the array's end only.
     private var sparse: [UInt64: Value] = [:]
-    /// The smallest key in `sparse` (`.max` when empty), so that growing the
-    /// array knows without a search whether any moves into it.
-    private var smallestSparse: UInt64 = .max
-    /// Keys stored past the array's end when they were set: the array may
-    /// grow to ``spread`` times this, plus ``slack``.
+    /// Keys set past the array's end (and promised by ``reserve(through:holding:)``):
+    /// the array may grow to ``spread`` times this, plus ``slack``.
     private var held = 0
 
     /// The array may cover this many keys more than any key set justifies.
@@ -47,7 +45,8 @@ struct KeyMap<Value: Sendable>: Sendable {
         }
     }
 
-    /// Whether `key` is one an array lookup finds, for a prefetch.
+    /// Calls `body` with where the array holds `key`'s value, when it does:
+    /// for a prefetch.
     @inline(__always)
     func withDenseAddress(of key: UInt64, _ body: (UnsafePointer<Value>) -> Void) {
         guard key < UInt64(dense.count) else { return }
@@ -71,22 +70,47 @@ struct KeyMap<Value: Sendable>: Sendable {
         for key in sparse.keys { body(&sparse[key]!) }
     }
 
+    /// Lets the array cover keys up to `largest` now, when `count` keys are
+    /// about to be set (in any order) and that many justify it: a snapshot's
+    /// index lists its keys by value, not by key.
+    mutating func reserve(through largest: UInt64, holding count: Int) {
+        held += count
+        guard largest >= UInt64(dense.count), largest < limit else { return }
+        grow(to: Int(largest) + 1)
+    }
+
+    /// How many keys the array covers: in proportion to the keys held.
+    var arrayLength: Int { dense.count }
+
+    private var limit: UInt64 { UInt64(Self.slack) + UInt64(Self.spread) * UInt64(held) }
+
     private mutating func store(_ value: Value, at key: UInt64) {
         held += 1
-        let limit = UInt64(Self.slack) + UInt64(Self.spread) * UInt64(held)
         guard key < limit else {
             sparse[key] = value
-            smallestSparse = min(smallestSparse, key)
             return
         }
-        dense.append(contentsOf: repeatElement(empty, count: Int(key) + 1 - dense.count))
+        grow(to: Int(key) + 1)
         dense[Int(key)] = value
-        guard smallestSparse < UInt64(dense.count) else { return }
-        // The array reached keys kept in the dictionary: they move into it.
-        for (sparseKey, sparseValue) in sparse where sparseKey < UInt64(dense.count) {
-            dense[Int(sparseKey)] = sparseValue
-            sparse[sparseKey] = nil
+    }
+
+    /// Extends the array to `count` keys, moving in the keys of the
+    /// dictionary it now covers: looked up one by one, or found by a walk
+    /// of the dictionary, whichever is fewer, so that all growth together
+    /// costs time in proportion to the array's length.
+    private mutating func grow(to count: Int) {
+        let start = dense.count
+        dense.append(contentsOf: repeatElement(empty, count: count - start))
+        guard !sparse.isEmpty else { return }
+        if count - start < sparse.count {
+            for key in start..<count {
+                if let value = sparse.removeValue(forKey: UInt64(key)) { dense[key] = value }
+            }
+        } else {
+            for (key, value) in sparse where key < UInt64(count) {
+                dense[Int(key)] = value
+                sparse[key] = nil
+            }
         }
-        smallestSparse = sparse.keys.min() ?? .max
     }
 }

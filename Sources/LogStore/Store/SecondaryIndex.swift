@@ -96,6 +96,7 @@ struct SecondaryIndex: Sendable {
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
         self.slot = slot
         sorted.reserveCapacity(keys.count)
+        states.reserve(through: keys.max() ?? 0, holding: keys.count)
         var next = 0
         for (value, count) in zip(values, counts) {
             for key in keys[next..<(next + count)] {
