@@ -58,6 +58,9 @@ struct ApplyReadFailureTests {
             first["count"] = Int64(1_000)
             // Reading the last item evicts the first one's block.
             _ = try context.existingObject(with: store.id("Item", 40))["count"]
+            // A fault made before the save, loaded only after it.
+            let faultContext = store.newContext()
+            let fault = try faultContext.object(with: store.id("Item", 3))
             disk.arm(failing: failing, of: "read")
             let saved = (try? context.save()) != nil
             let fired = disk.faultFired
@@ -72,6 +75,9 @@ struct ApplyReadFailureTests {
                     return (try? later.save()) != nil ? 2_000 : nil
                 }
             }()
+            // The fault, loaded now, says the same, not that it was deleted.
+            var faultError: LogStoreError?
+            do { _ = try withExtendedLifetime(faultContext) { try fault.value(forKey: "name") } } catch { faultError = error as? LogStoreError }
             let refusal: LogStoreError? = {
                 let later = store.newContext()
                 return withExtendedLifetime(later) { () -> LogStoreError? in
@@ -90,6 +96,7 @@ struct ApplyReadFailureTests {
             if served == nil {
                 // Refusing to serve says why, and what to do.
                 #expect(refusal?.kind == .io && refusal?.message.contains("open it again") == true, "read \(failing): \(String(describing: refusal))")
+                #expect(faultError?.kind == .io, "read \(failing): \(String(describing: faultError))")
             }
             if laterSave != nil {
                 #expect(served == truth, "read \(failing): a save went on after the store served a stale record")
