@@ -13,6 +13,7 @@ enum FuzzSeeds {
         let seeds: [(name: String, bytes: [UInt8])]
         switch target {
         case .storeFile: seeds = try storeFiles()
+        case .storeContent: seeds = contentSeeds()
         case .decoders:
             let stores = try storeFiles().filter { $0.name == "saves.logstore" || $0.name == "compacted.logstore" }
             seeds = stores.flatMap { store in
@@ -124,6 +125,15 @@ enum FuzzSeeds {
         try context.delete(items[1])
         try context.delete(owners[1])
         try context.save()
+    }
+
+    /// Inputs for the store-content target: choices from seeded
+    /// generators, a few for each seed store, since every byte is a choice.
+    static func contentSeeds() -> [(name: String, bytes: [UInt8])] {
+        (0..<24).map { seed in
+            var choices = Choices(seed: UInt64(seed) + 1_000)
+            return ("store-content-\(seed)", [UInt8(seed % 3)] + (0..<(32 + 8 * seed)).map { _ in UInt8(choices.next(256)) })
+        }
     }
 
     /// Inputs for the query-plans target: choices from seeded generators,

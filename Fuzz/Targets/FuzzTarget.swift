@@ -13,6 +13,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// The bytes as a store file: info, verify, open read-only with the model
     /// it records and read every value, and recover (whose output must verify).
     case storeFile = "store-file"
+    /// The bytes as the choices that change a seed store's content (keys,
+    /// counts, offsets, values, names, the snapshot index) and then make
+    /// every checksum match: open, fetch everything, save, compact, reopen.
+    case storeContent = "store-content"
     /// The bytes as one of the file format's structures, picked by the first byte.
     case decoders
     /// The bytes as a predicate format string, fetched three ways that must agree.
@@ -26,6 +30,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public func run(_ bytes: UnsafeRawBufferPointer) {
         switch self {
         case .storeFile: StoreFileTarget.run(bytes)
+        case .storeContent: StoreContentTarget.run(bytes)
         case .decoders: DecodersTarget.run(bytes)
         case .predicate: PredicateTarget.run(bytes)
         case .queryPlans: QueryPlansTarget.run(bytes)

@@ -8,12 +8,16 @@ import LogStore
 enum StoreFileTarget {
     /// A directory of this process's own, in memory where the system has
     /// one, so that each input costs no disk I/O.
-    static let directory: String = {
+    static let directory = scratchDirectory("store-file")
+
+    /// A directory of this process's own for `target`'s files: the tests
+    /// replay the targets side by side, and each clears its own.
+    static func scratchDirectory(_ target: String) -> String {
         let parent = FileManager.default.isWritableFile(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
-        let directory = parent + "/logstore-fuzz-\(getpid())"
+        let directory = parent + "/logstore-fuzz-\(getpid())-\(target)"
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         return directory
-    }()
+    }
 
     static func run(_ bytes: UnsafeRawBufferPointer) {
         let path = directory + "/input.logstore"
@@ -45,15 +49,21 @@ enum StoreFileTarget {
     static func readEverything(_ path: String, options: JournalOptions) -> Bool {
         guard let store = try? Store(recordedModelAt: path, options: options) else { return false }
         defer { store.close() }
-        let context = store.newContext()
+        readObjects(of: store, in: store.newContext())
+        return true
+    }
+
+    /// Fetches every object of each entity into `context` and reads each
+    /// of its values, then hands the entity's objects to `body`.
+    static func readObjects(of store: Store, in context: ObjectContext, _ body: (EntityDescription, [ManagedObject]) -> Void = { _, _ in }) {
         for entity in store.model.entities {
             guard let objects = try? context.fetchAll(entity.name) else { continue }
             for object in objects {
                 for attribute in entity.attributes { _ = try? object.value(forKey: attribute.name) }
                 for relationship in entity.relationshipDefinitions { _ = try? object.value(forKey: relationship.name) }
             }
+            body(entity, objects)
         }
-        return true
     }
 
     static func mustBeSound(_ path: String, _ what: String) {
@@ -74,7 +84,7 @@ enum StoreFileTarget {
 
     /// Removes everything an input left: the copy, recover's output, and
     /// the `.damaged-OFFSET` copies a salvage makes.
-    static func clear() {
+    static func clear(_ directory: String = directory) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
             unlink(directory + "/" + name)
         }

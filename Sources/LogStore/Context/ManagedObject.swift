@@ -299,9 +299,13 @@ open class ManagedObject: Hashable, CustomStringConvertible {
         LogStoreError(.wrongContext, "\(entity.name) \(objectID) was invalidated when its context was reset, so \(key) cannot be read or written; get the object again with object(with:)", entity: entity.name, attribute: key)
     }
 
-    /// The error for using an object whose record another save deleted.
+    /// The error for using an object whose record another save deleted,
+    /// or whose store stopped serving records (``Store/checkServing()``).
     func gone(_ key: String? = nil) -> LogStoreError {
-        LogStoreError(.objectNotFound, "\(entity.name) \(objectID) was deleted by another save\(key.map { ", so \($0) cannot be read or written" } ?? ""); fetch again, or merge that save's changes into this context", entity: entity.name, attribute: key)
+        if let context = managedObjectContext, case .failure(let failure) = Result(catching: { () throws(LogStoreError) in try context.store.checkServing() }) {
+            return failure
+        }
+        return LogStoreError(.objectNotFound, "\(entity.name) \(objectID) was deleted by another save\(key.map { ", so \($0) cannot be read or written" } ?? ""); fetch again, or merge that save's changes into this context", entity: entity.name, attribute: key)
     }
 
     /// Loads a fault so it can be written, or throws when its record or its

@@ -133,6 +133,7 @@ public final class ObjectContext {
     public func existingObject(with id: ObjectID) throws(LogStoreError) -> ManagedObject {
         let object = try object(with: id)
         if object.isInserted { return object }
+        try store.checkServing()
         if object.isDeleted || (object.isFault && store.record(id) == nil) {
             throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
         }
@@ -157,6 +158,7 @@ public final class ObjectContext {
     public func fetchIDs(_ entityName: String) throws(LogStoreError) -> [ObjectID] {
         checkConfinement()
         let entity = try store.model.entity(named: entityName)
+        try store.checkServing()
         var ids = store.keys(of: entityName).map { store.id(entity, $0) }
         if !deletedObjects.isEmpty { ids = ids.filter { deletedObjects[$0] == nil } }
         ids += inserted.filter { !$0.isDeleted && $0.entity.name == entityName }.map(\.objectID)

@@ -76,6 +76,15 @@ extension ByteWriter {
     }
 }
 
+extension RecordID {
+    /// Every record key is below this (FORMAT.md §5.1): a key at or past it
+    /// in a file is damage. It leaves room to count one past any key and
+    /// to add a reservation to it without overflow, and keeps every key an
+    /// `Int64` as key reservations store them (§5.5). The store would take
+    /// centuries to hand out this many.
+    static let keyLimit: UInt64 = 1 << 62
+}
+
 extension ByteReader {
     /// Reads one value. `trusted` skips the UTF-8 check of strings: only for
     /// bytes LogStore encoded in memory itself, never for bytes from a file.
@@ -167,7 +176,16 @@ extension ByteReader {
     mutating func readRecordID() throws(DecodeFailure) -> RecordID {
         let entity = try readVarint()
         guard let narrow = UInt32(exactly: entity) else { throw DecodeFailure("entity symbol \(entity) out of range at byte \(position)") }
-        return RecordID(entity: Symbol(rawValue: narrow), key: try readVarint())
+        return RecordID(entity: Symbol(rawValue: narrow), key: try readKey())
+    }
+
+    /// A record key: a varint below ``RecordID/keyLimit``.
+    mutating func readKey() throws(DecodeFailure) -> UInt64 {
+        let key = try readVarint()
+        guard key < RecordID.keyLimit else {
+            throw DecodeFailure("record key \(key) before byte \(position) is not below the limit of 2^62")
+        }
+        return key
     }
 
     mutating func readSymbol() throws(DecodeFailure) -> Symbol {

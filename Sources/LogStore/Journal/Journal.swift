@@ -175,6 +175,11 @@ public final class Journal: Sendable {
             report.framesNotYetDurable = found - summary.frameCount
         }
 
+        let lastSequence = summary.lastSequence ?? origin.sequenceBefore ?? 0
+        // The journal counts one past its last frame: no number follows this one.
+        guard lastSequence < .max else {
+            throw LogStoreError(.corruptFrame, "the last frame of \(path) is numbered \(UInt64.max), the largest number there is, so no frame can follow it; LogStore never numbers a frame so, and the file was not written by it: restore it from a backup", path: path)
+        }
         self.path = path
         self.options = options
         self.fileSystem = fileSystem
@@ -189,7 +194,7 @@ public final class Journal: Sendable {
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
             origin: origin, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: summary.lastSequence ?? origin.sequenceBefore ?? 0, symbols: symbols, dictionary: dictionary)
+            lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
     }
 
     /// Only transactions follow the snapshot (or the header).

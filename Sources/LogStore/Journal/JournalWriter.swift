@@ -210,6 +210,10 @@ final class JournalWriter: @unchecked Sendable {
         }
         try checkWritable()
         let sequence = nextSequence
+        // No frame may follow one numbered UInt64.max (Journal refuses to open such a file).
+        guard sequence < .max else {
+            throw LogStoreError(.corruptFrame, "\(file.path) has numbered its frames up to \(sequence - 1), so no frame can follow; LogStore never numbers frames so high, and the file was not written by it: nothing was written; restore it from a backup", path: file.path)
+        }
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }

@@ -133,7 +133,7 @@ struct FetchExecution {
         guard request.fetchLimit >= 0, request.fetchOffset >= 0, request.fetchBatchSize >= 0 else {
             throw LogStoreError(.invalidArgument, "a fetch request's limit, offset and batch size cannot be negative", entity: entity.name)
         }
-        snapshot = context.store.snapshot()
+        snapshot = try context.store.snapshot()
         predicateSlots = Self.mask(predicate?.directSlots ?? [], of: entity)
         sortSlots = Self.mask(sorts.map { $0.path.directAttribute ?? Int.max }, of: entity)
         if request.includesPendingChanges, let linked = Self.linkedEntities(predicate, sorts.map(\.path), from: entity, model: model) {

@@ -179,6 +179,7 @@ struct SnapshotIndex: Sendable, Equatable {
             let slots = try Self.readStrings(&reader)
             let nextKey = try reader.readVarint()
             let keys = try Self.readIncreasing(&reader)
+            guard nextKey <= RecordID.keyLimit else { throw DecodeFailure("entity \(name) gives out key \(nextKey) next, past the limit of 2^62") }
             guard keys.last.map({ $0 < nextKey }) ?? true else {
                 throw DecodeFailure("entity \(name) has key \(keys.last ?? 0) but gives out \(nextKey) next")
             }
@@ -194,7 +195,8 @@ struct SnapshotIndex: Sendable, Equatable {
                 checksum: try reader.readFixed(UInt32.self), recordCount: Int(clamping: try reader.readVarint()),
                 firstEntity: Int(clamping: try reader.readVarint()), firstKey: try reader.readVarint(),
                 lastEntity: Int(clamping: try reader.readVarint()), lastKey: try reader.readVarint())
-            guard block.recordCount > 0, block.firstEntity < entityCount, block.lastEntity < entityCount else {
+            // No block holds more records than the entities list, so their sum cannot overflow.
+            guard block.recordCount > 0, block.recordCount <= recordCount, block.firstEntity < entityCount, block.lastEntity < entityCount else {
                 throw DecodeFailure("block \(blocks.count + 1) is empty or names an entity the snapshot does not have")
             }
             blocks.append(block)

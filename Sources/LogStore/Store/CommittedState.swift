@@ -56,6 +56,10 @@ struct CommittedState: Sendable {
     /// writes those references right, and clears it.
     var legacyReferenceDestinations: [[Symbol?]]?
     let model: Model
+    /// Why a change could not be applied: the record it changes is in a
+    /// snapshot block that failed to read. The state is then behind the
+    /// journal, so the store serves nothing from it (``checkServing()``).
+    private(set) var failure: LogStoreError?
 
     init(model: Model) {
         self.model = model
@@ -111,21 +115,32 @@ struct CommittedState: Sendable {
 
     /// A key never used by `entity` (nor given out before), from the keys
     /// reserved in the journal; nil when they are used up.
-    mutating func allocateReservedKey(for entity: EntityDescription) -> UInt64? {
+    ///
+    /// - Throws: `.corruptFrame` when the keys reached ``RecordID/keyLimit``,
+    ///   which only a key or reservation written into the file by something
+    ///   other than LogStore can do.
+    mutating func allocateReservedKey(for entity: EntityDescription, path: String) throws(LogStoreError) -> UInt64? {
         let key = nextKeys[entity.index]
+        guard key < RecordID.keyLimit else {
+            throw LogStoreError(.corruptFrame, "\(path) has given out every key of \(entity.name) below 2^62, which no store of LogStore's own reaches: a record key or key reservation in the file was not written by LogStore; run logstore-tool verify on it, and restore it from a backup", path: path, entity: entity.name)
+        }
         guard key < reservedKeys[entity.index] else { return nil }
         nextKeys[entity.index] = key + 1
         return key
     }
 
-    /// The reservation the next keys of `entity` need: its new end.
+    /// The reservation the next keys of `entity` need: its new end, never
+    /// past ``RecordID/keyLimit``.
     func nextReservation(for entity: EntityDescription) -> UInt64 {
-        nextKeys[entity.index] + reservationSizes[entity.index]
+        min(nextKeys[entity.index] + reservationSizes[entity.index], RecordID.keyLimit)
     }
 
     /// Keys of `entity` below `end` are reserved (written, or read back
-    /// from the journal at open, when they count as handed out).
-    mutating func reserveKeys(of entity: Int, below end: UInt64, handedOut: Bool) {
+    /// from the journal at open, when they count as handed out). A
+    /// reservation past ``RecordID/keyLimit`` (only a file LogStore did not
+    /// write holds one) reserves the keys up to the limit.
+    mutating func reserveKeys(of entity: Int, below requestedEnd: UInt64, handedOut: Bool) {
+        let end = min(requestedEnd, RecordID.keyLimit)
         reservedKeys[entity] = max(reservedKeys[entity], end)
         if handedOut {
             nextKeys[entity] = max(nextKeys[entity], end)
@@ -134,23 +149,41 @@ struct CommittedState: Sendable {
         }
     }
 
+    /// Throws ``failure``, once a change could not be applied.
+    func checkServing() throws(LogStoreError) {
+        if let failure { throw failure }
+    }
+
+    /// Applies `change`; when the record it replaces, changes or deletes
+    /// cannot be read, records ``failure`` instead, since applying it on
+    /// top of nothing would lose the rest of the record, or the delete.
     mutating func apply(_ change: SlotChange, version: UInt64) {
+        do throws(LogStoreError) {
+            try applyReading(change, version: version)
+        } catch {
+            failure = failure ?? LogStoreError(.io, "a save written to the journal could not be applied in memory, so this store no longer serves reads or saves: \(error.message). The file holds the save: close the store and open it again", path: error.path, entity: change.entity.name, details: [error])
+        }
+    }
+
+    private mutating func applyReading(_ change: SlotChange, version: UInt64) throws(LogStoreError) {
         let entity = change.entity
         let key = change.key
         let table = entity.index
-        nextKeys[table] = max(nextKeys[table], key + 1)
+        // Keys from a file are below the limit (ByteReader.readKey), and so
+        // are those the store hands out, so the next one cannot overflow.
+        nextKeys[table] = max(nextKeys[table], min(key, RecordID.keyLimit - 1) + 1)
         let slotCount = entity.attributes.count + entity.relationships.count
         switch change {
         case .insert(_, _, var values):
             if values.count < slotCount { values += Array(repeating: .null, count: slotCount - values.count) }
-            if let old = withTable(table, { $0.record(key) }) { unindex(entity, key, old.values) }
+            if let old = try existingRecord(entity, key) { unindex(entity, key, old.values) }
             tables[table].set(key, Record(values: values, version: version))
             index(entity, key, values)
             for position in indexes[table].indices {
                 indexes[table][position].set(key, values[indexes[table][position].slot])
             }
         case .update(_, _, let slots):
-            guard var record = withTable(table, { $0.record(key) }) else { return }
+            guard var record = try existingRecord(entity, key) else { return }
             unindex(entity, key, record.values)
             for (slot, value) in slots where slot < record.values.count { record.values[slot] = value }
             record.version = version
@@ -160,11 +193,22 @@ struct CommittedState: Sendable {
                 indexes[table][position].set(key, record.values[indexes[table][position].slot])
             }
         case .delete:
-            guard let old = withTable(table, { $0.record(key) }) else { return }
+            guard let old = try existingRecord(entity, key) else { return }
             tables[table].remove(key)
             unindex(entity, key, old.values)
             for position in indexes[table].indices { indexes[table][position].remove(key) }
         }
+    }
+
+    /// The record of `entity` with `key`, or nil when there is none.
+    ///
+    /// - Throws: the snapshot's read failure (`.io`, `.corruptSnapshot`)
+    ///   when there is one but its block cannot be read.
+    private mutating func existingRecord(_ entity: EntityDescription, _ key: UInt64) throws(LogStoreError) -> Record? {
+        if let record = withTable(entity.index, { $0.record(key) }) { return record }
+        guard tables[entity.index].version(key) != nil else { return nil }
+        try tables[entity.index].snapshot?.checkReadable()
+        throw LogStoreError(.io, "the snapshot block holding \(entity.name)/p\(key) could not be read; close the store and open it again", entity: entity.name)
     }
 
     /// Reads the text a file of format version 1 or 2 stored for each

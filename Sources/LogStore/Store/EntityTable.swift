@@ -7,7 +7,8 @@ import CLogStoreSupport
 ///
 /// Keys are dense (the store hands them out 1, 2, 3, … and never reuses
 /// one), so a record is found by indexing an array with its key, not by
-/// hashing it. A record's values sit encoded (the value codec of FORMAT.md
+/// hashing it; a key from a file far past the others costs one entry of a
+/// dictionary instead (``KeyMap``). A record's values sit encoded (the value codec of FORMAT.md
 /// §5.2) either in the snapshot the store was opened from or last compacted
 /// into, as a block and a slot in it, decoded when first touched; or, once
 /// a save changed the record since, in one byte arena: 24 bytes of
@@ -16,7 +17,7 @@ import CLogStoreSupport
 struct EntityTable: Sendable {
     /// Where one key's record is: one entry, so that a lookup by a random
     /// key misses the cache once here and once in the arena.
-    private struct Entry {
+    private struct Entry: Sendable {
         /// Where its values start in `arena`; with `inSnapshot` set, the
         /// snapshot block number instead; or `absent`.
         var start: UInt64
@@ -31,7 +32,7 @@ struct EntityTable: Sendable {
         var block: Int { Int(start & ~Self.inSnapshot) }
     }
 
-    private var entries: [Entry] = []
+    private var entries = KeyMap(empty: Entry.absent)
     /// Records' encoded values, appended in place (no buffer per record).
     private var arena = ByteWriter()
     private var deadBytes = 0
@@ -58,8 +59,7 @@ struct EntityTable: Sendable {
     /// ``record(_:)`` soon after.
     @inline(__always)
     func prefetch(_ key: UInt64) {
-        guard key < UInt64(entries.count) else { return }
-        entries.withUnsafeBufferPointer { logstore_prefetch($0.baseAddress! + Int(key)) }
+        entries.withDenseAddress(of: key) { logstore_prefetch($0) }
     }
 
     /// Starts loading the values of the record with `key` into the cache,
@@ -92,12 +92,13 @@ struct EntityTable: Sendable {
     func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
         var block: SnapshotBlock?
         arena.bytes.withUnsafeBytes { bytes in
-            for (index, entry) in entries.enumerated() where entry.isPresent {
+            entries.forEach { key, entry in
+                guard entry.isPresent else { return }
                 if entry.isInSnapshot {
                     if block?.number != entry.block { block = snapshot?.block(entry.block) }
-                    _ = block?.withValues(at: Int(entry.length), key: UInt64(index)) { body(UInt64(index), entry.version, $0) }
+                    _ = block?.withValues(at: Int(entry.length), key: key) { body(key, entry.version, $0) }
                 } else {
-                    body(UInt64(index), entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+                    body(key, entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
                 }
             }
         }
@@ -130,7 +131,7 @@ struct EntityTable: Sendable {
     /// Calls `body` with each live record's key and version, in key order,
     /// reading no values.
     func forEachKey(_ body: (UInt64, UInt64) -> Void) {
-        for (index, entry) in entries.enumerated() where entry.isPresent { body(UInt64(index), entry.version) }
+        entries.forEach { key, entry in if entry.isPresent { body(key, entry.version) } }
     }
 
     /// The version of the record with `key`, without decoding it.
@@ -140,7 +141,7 @@ struct EntityTable: Sendable {
     var keys: [UInt64] {
         var keys: [UInt64] = []
         keys.reserveCapacity(count)
-        for (index, entry) in entries.enumerated() where entry.isPresent { keys.append(UInt64(index)) }
+        entries.forEach { key, entry in if entry.isPresent { keys.append(key) } }
         return keys
     }
 
@@ -148,12 +149,10 @@ struct EntityTable: Sendable {
     var arenaLiveBytes: Int { arena.count - deadBytes }
 
     mutating func set(_ key: UInt64, _ record: Record) {
-        let index = Int(key)
-        makeRoom(for: index)
-        retire(entries[index])
+        retire(entries[key])
         let start = arena.count
         for value in record.values { arena.append(value) }
-        entries[index] = Entry(start: UInt64(start), version: record.version, length: UInt32(arena.count - start))
+        entries[key] = Entry(start: UInt64(start), version: record.version, length: UInt32(arena.count - start))
         count += 1
         compactIfMostlyDead()
     }
@@ -161,7 +160,7 @@ struct EntityTable: Sendable {
     mutating func remove(_ key: UInt64) {
         guard let entry = entry(key) else { return }
         retire(entry)
-        entries[Int(key)] = .absent
+        entries[key] = .absent
         compactIfMostlyDead()
     }
 
@@ -171,10 +170,8 @@ struct EntityTable: Sendable {
     /// Records that the values of `key`, at `version`, are in `slot` of
     /// snapshot block `block` (of the attached snapshot).
     mutating func locate(_ key: UInt64, version: UInt64, block: Int, slot: Int) {
-        let index = Int(key)
-        makeRoom(for: index)
-        retire(entries[index])
-        entries[index] = Entry(start: Entry.inSnapshot | UInt64(block), version: version, length: UInt32(slot))
+        retire(entries[key])
+        entries[key] = Entry(start: Entry.inSnapshot | UInt64(block), version: version, length: UInt32(slot))
         count += 1
     }
 
@@ -182,19 +179,14 @@ struct EntityTable: Sendable {
     mutating func packArena() {
         guard deadBytes > 0 else { return }
         var packed = ByteWriter(capacity: arena.count - deadBytes)
-        for index in entries.indices where entries[index].isPresent && !entries[index].isInSnapshot {
-            let start = Int(entries[index].start)
-            entries[index].start = UInt64(packed.count)
-            packed.append(contentsOf: arena.bytes[start..<(start + Int(entries[index].length))])
+        entries.updateEach { entry in
+            guard entry.isPresent && !entry.isInSnapshot else { return }
+            let start = Int(entry.start)
+            entry.start = UInt64(packed.count)
+            packed.append(contentsOf: arena.bytes[start..<(start + Int(entry.length))])
         }
         arena = packed
         deadBytes = 0
-    }
-
-    private mutating func makeRoom(for index: Int) {
-        if index >= entries.count {
-            entries.append(contentsOf: repeatElement(.absent, count: index + 1 - entries.count))
-        }
     }
 
     /// Forgets where a record was before it moves or goes.
@@ -205,8 +197,8 @@ struct EntityTable: Sendable {
     }
 
     private func entry(_ key: UInt64) -> Entry? {
-        guard key < UInt64(entries.count), case let entry = entries[Int(key)], entry.isPresent else { return nil }
-        return entry
+        let entry = entries[key]
+        return entry.isPresent ? entry : nil
     }
 
     private mutating func compactIfMostlyDead() {

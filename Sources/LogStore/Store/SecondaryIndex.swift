@@ -85,7 +85,7 @@ struct SecondaryIndex: Sendable {
     /// Per record key, the generation of its current entry shifted left
     /// by one, with the low bit set while the record holds a value: one
     /// array, so that checking an entry costs one memory access.
-    private var states: [UInt32] = []
+    private var states = KeyMap<UInt32>(empty: 0)
     private static let tailLimit = 1024
 
     init(slot: Int) { self.slot = slot }
@@ -96,12 +96,11 @@ struct SecondaryIndex: Sendable {
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
         self.slot = slot
         sorted.reserveCapacity(keys.count)
+        states.reserve(through: keys.max() ?? 0, holding: keys.count)
         var next = 0
         for (value, count) in zip(values, counts) {
             for key in keys[next..<(next + count)] {
-                let index = Int(key)
-                if index >= states.count { states.append(contentsOf: repeatElement(0, count: index + 1 - states.count)) }
-                states[index] = 0b11
+                states[key] = 0b11
                 sorted.append(Entry(value: value, key: key, generation: 0b11))
             }
             next += count
@@ -123,16 +122,14 @@ struct SecondaryIndex: Sendable {
 
     /// Records `key` as holding `value` (replacing what it held).
     mutating func set(_ key: UInt64, _ value: StoredValue) {
-        let index = Int(key)
-        if index >= states.count { states.append(contentsOf: repeatElement(0, count: index + 1 - states.count)) }
-        states[index] = ((states[index] >> 1) &+ 1) << 1 | 1
-        tail.append(Entry(value: value, key: key, generation: states[index]))
+        states[key] = ((states[key] >> 1) &+ 1) << 1 | 1
+        tail.append(Entry(value: value, key: key, generation: states[key]))
     }
 
     mutating func remove(_ key: UInt64) {
-        let index = Int(key)
-        guard index < states.count else { return }
-        states[index] = ((states[index] >> 1) &+ 1) << 1
+        let state = states[key]
+        guard state != 0 else { return }
+        states[key] = ((state >> 1) &+ 1) << 1
     }
 
     /// Merges the tail once it is long; called after each save is applied.
@@ -163,7 +160,7 @@ struct SecondaryIndex: Sendable {
     }
 
     private func isCurrent(_ entry: Entry) -> Bool {
-        states[Int(entry.key)] == entry.generation
+        states[entry.key] == entry.generation
     }
 
     private static func precedes(_ a: Entry, _ b: Entry) -> Bool {

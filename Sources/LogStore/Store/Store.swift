@@ -210,6 +210,7 @@ public final class Store: Sendable {
             if journal.snapshot != nil, journal.header.writeVersion < FileLayout.destinationReferenceVersion {
                 state.legacyReferenceDestinations = model.entities.map { EntitySymbols($0, journal: journal).destinations }
             }
+            try state.checkServing()
         } catch {
             journal.close()
             throw error
@@ -310,15 +311,25 @@ public final class Store: Sendable {
 
     /// The committed state as it is now, for a fetch to read without
     /// holding the lock (saves meanwhile copy what they change).
-    func snapshot() -> StateSnapshot {
-        StateSnapshot(state: state.withLock { $0 }, model: model)
+    func snapshot() throws(LogStoreError) -> StateSnapshot {
+        let state = self.state.withLock { $0 }
+        try state.checkServing()
+        return StateSnapshot(state: state, model: model)
     }
 
+    /// Throws once a save could not be applied in memory
+    /// (``CommittedState/failure``): the store then serves nothing.
+    func checkServing() throws(LogStoreError) {
+        try state.withLock { state throws(LogStoreError) in try state.checkServing() }
+    }
+
+    /// The record with `id`; nil when there is none, or when the store no
+    /// longer serves records (``checkServing()``).
     func record(_ id: ObjectID) -> Record? {
         guard id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName else {
-            return state.withLock { $0.record(id.entityName, id.key) }
+            return state.withLock { $0.failure == nil ? $0.record(id.entityName, id.key) : nil }
         }
-        return state.withLock { $0.withTable(entity.index) { $0.record(id.key) } }
+        return state.withLock { $0.failure == nil ? $0.withTable(entity.index) { $0.record(id.key) } : nil }
     }
 
     /// Starts loading where the record of `id` is into the cache: a context
@@ -349,7 +360,7 @@ public final class Store: Sendable {
     /// process crashed first) never names another object later.
     func allocateKey(for entity: EntityDescription) throws(LogStoreError) -> UInt64 {
         while true {
-            if let key = state.withLock({ $0.allocateReservedKey(for: entity) }) { return key }
+            if let key = try state.withLock({ state throws(LogStoreError) in try state.allocateReservedKey(for: entity, path: path) }) { return key }
             try reserveKeys(for: entity)
         }
     }
@@ -406,6 +417,7 @@ public final class Store: Sendable {
         // A snapshot block that failed to read after open may have hidden a
         // record from this save's checks: refuse rather than build on it.
         try state.withLock { $0.tables.first?.snapshot }?.checkReadable()
+        try checkServing()
         while true {
             // Under group commit, count this save in with the journal before
             // queueing for the store's lock, so that a flush being gathered

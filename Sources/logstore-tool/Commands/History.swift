@@ -130,7 +130,7 @@ struct History: ParsableCommand {
             output.write { bytes in
                 ValueText.appendObject([
                     ("formatVersion", 1),
-                    ("result", [("sequence", Int(transaction.sequence)), ("time", transaction.timestamp), ("operations", operations.map { $0 as Any? })] as [(String, Any?)]),
+                    ("result", [("sequence", transaction.sequence), ("time", transaction.timestamp), ("operations", operations.map { $0 as Any? })] as [(String, Any?)]),
                 ], to: &bytes)
                 bytes.append(UInt8(ascii: "\n"))
             }

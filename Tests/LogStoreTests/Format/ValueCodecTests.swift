@@ -378,10 +378,10 @@ extension ValueCodecTests {
             for uuid in uuids { values.append(("uuid \(uuid)", .uuid(uuid))) }
             let thing = Symbol(rawValue: 0), other = Symbol(rawValue: 5)
             values.append(("reference key 0", .reference(RecordID(entity: thing, key: 0))))
-            values.append(("reference key max", .reference(RecordID(entity: other, key: .max))))
+            values.append(("reference key 2^62 - 1, the largest", .reference(RecordID(entity: other, key: RecordID.keyLimit - 1))))
             values.append(("empty references", .references([])))
             values.append(("one reference", .references([RecordID(entity: thing, key: 1)])))
-            values.append(("20 references", .references((0..<20).map { RecordID(entity: $0 % 2 == 0 ? thing : other, key: UInt64($0) &* 0x9E37_79B9_7F4A_7C15) })))
+            values.append(("20 references", .references((0..<20).map { RecordID(entity: $0 % 2 == 0 ? thing : other, key: UInt64($0) &* 0x9E37_79B9_7F4A_7C15 % RecordID.keyLimit) })))
             return values
         }()
 
@@ -389,7 +389,7 @@ extension ValueCodecTests {
         static let longValues: [(String, StoredValue)] = [
             ("a string of 140 000 bytes", .string(String(repeating: "long ✓ ", count: 20_000))),
             ("data of 70 000 bytes", .data(Data(JournalFixtures.noise(count: 70_000, seed: 9)))),
-            ("5000 references", .references((0..<5000).map { RecordID(entity: Symbol(rawValue: UInt32($0 % 6)), key: UInt64($0) &* 0x9E37_79B9_7F4A_7C15) })),
+            ("5000 references", .references((0..<5000).map { RecordID(entity: Symbol(rawValue: UInt32($0 % 6)), key: UInt64($0) &* 0x9E37_79B9_7F4A_7C15 % RecordID.keyLimit) })),
         ]
 
         /// An insert of every sample value, an update of some, and deletes.
@@ -399,10 +399,10 @@ extension ValueCodecTests {
             let all = (values + (long ? longValues : [])).enumerated().map { Field(attributes[$0.offset % attributes.count], $0.element.1) }
             return [
                 .insert(RecordID(entity: thing, key: 1), all),
-                .insert(RecordID(entity: other, key: .max), []),
+                .insert(RecordID(entity: other, key: RecordID.keyLimit - 1), []),
                 .update(RecordID(entity: thing, key: 1), [Field(attributes[0], .string("changed")), Field(attributes[1], .null), Field(attributes[2], .double(-.nan))]),
                 .update(RecordID(entity: other, key: 0), []),
-                .delete(RecordID(entity: other, key: .max)),
+                .delete(RecordID(entity: other, key: RecordID.keyLimit - 1)),
                 .delete(RecordID(entity: thing, key: 0)),
             ]
         }
@@ -429,7 +429,7 @@ extension ValueCodecTests {
         private mutating func symbol() -> Symbol { Symbol(rawValue: UInt32.random(in: 0..<UInt32(names.count), using: &generator)) }
 
         private mutating func id() -> RecordID {
-            RecordID(entity: symbol(), key: Bool.random(using: &generator) ? UInt64.random(in: 0..<300, using: &generator) : generator.next())
+            RecordID(entity: symbol(), key: Bool.random(using: &generator) ? UInt64.random(in: 0..<300, using: &generator) : generator.next() % RecordID.keyLimit)
         }
 
         private mutating func change() -> RecordChange {

@@ -178,7 +178,7 @@ struct CompactionUnderLoadTests {
                 let store = try Store(path: path, model: model, options: CounterModel.manual)
                 defer { store.close() }
                 try CompactionTests.fill(store, counters: 20_000)
-                let reader = store.snapshot()
+                let reader = try store.snapshot()
                 let readerContents = contents(of: store)
 
                 let compacting = Atomic<Bool>(true)

@@ -1,0 +1,116 @@
+// Values by record key, in memory proportional to the keys held, whatever
+// keys a file names.
+
+/// A value per record key: an array indexed by key while the keys are about
+/// as dense as the store hands them out, and a dictionary for keys far past
+/// the others.
+///
+/// Keys come from the file, and a checksum does not make them honest: one
+/// record with key 2^40 would make an array indexed by key allocate 2^40
+/// elements. Here the array grows to cover a key only while its length stays
+/// within ``slack`` and ``spread`` times the keys held; a key beyond that costs
+/// one dictionary entry. The keys a store hands out (dense from 1, with at
+/// most one reservation skipped per session, FORMAT.md §5.5) stay in the
+/// array, where a lookup is one index.
+struct KeyMap<Value: Sendable>: Sendable {
+    /// What a key holds until it is set.
+    let empty: Value
+    private var dense: [Value] = []
+    /// Keys at or past the array's end only.
+    private var sparse: [UInt64: Value] = [:]
+    /// Keys set past the array's end (and promised by ``reserve(through:holding:)``):
+    /// the array may grow to ``spread`` times this, plus ``slack``.
+    private var held = 0
+
+    /// The array may cover this many keys more than any key set justifies.
+    static var slack: Int { 1 << 16 }
+    /// The array may cover this many keys per key set past its end.
+    static var spread: Int { 8 }
+
+    init(empty: Value) { self.empty = empty }
+
+    /// The value of `key`, or ``empty``.
+    @inline(__always)
+    subscript(key: UInt64) -> Value {
+        get {
+            if key < UInt64(dense.count) { return dense[Int(key)] }
+            return sparse.isEmpty ? empty : sparse[key] ?? empty
+        }
+        set {
+            if key < UInt64(dense.count) {
+                dense[Int(key)] = newValue
+            } else {
+                store(newValue, at: key)
+            }
+        }
+    }
+
+    /// Calls `body` with where the array holds `key`'s value, when it does:
+    /// for a prefetch.
+    @inline(__always)
+    func withDenseAddress(of key: UInt64, _ body: (UnsafePointer<Value>) -> Void) {
+        guard key < UInt64(dense.count) else { return }
+        dense.withUnsafeBufferPointer { body($0.baseAddress! + Int(key)) }
+    }
+
+    /// Calls `body` with every key and its value, in key order, ``empty``
+    /// ones included in the array's range and left out beyond it.
+    @inline(__always)
+    func forEach(_ body: (UInt64, Value) -> Void) {
+        dense.withUnsafeBufferPointer { values in
+            for index in values.indices { body(UInt64(index), values[index]) }
+        }
+        guard !sparse.isEmpty else { return }
+        for key in sparse.keys.sorted() { body(key, sparse[key]!) }
+    }
+
+    /// Lets `body` change every value in place, in no set order.
+    mutating func updateEach(_ body: (inout Value) -> Void) {
+        for index in dense.indices { body(&dense[index]) }
+        for key in sparse.keys { body(&sparse[key]!) }
+    }
+
+    /// Lets the array cover keys up to `largest` now, when `count` keys are
+    /// about to be set (in any order) and that many justify it: a snapshot's
+    /// index lists its keys by value, not by key.
+    mutating func reserve(through largest: UInt64, holding count: Int) {
+        held += count
+        guard largest >= UInt64(dense.count), largest < limit else { return }
+        grow(to: Int(largest) + 1)
+    }
+
+    /// How many keys the array covers: in proportion to the keys held.
+    var arrayLength: Int { dense.count }
+
+    private var limit: UInt64 { UInt64(Self.slack) + UInt64(Self.spread) * UInt64(held) }
+
+    private mutating func store(_ value: Value, at key: UInt64) {
+        held += 1
+        guard key < limit else {
+            sparse[key] = value
+            return
+        }
+        grow(to: Int(key) + 1)
+        dense[Int(key)] = value
+    }
+
+    /// Extends the array to `count` keys, moving in the keys of the
+    /// dictionary it now covers: looked up one by one, or found by a walk
+    /// of the dictionary, whichever is fewer, so that all growth together
+    /// costs time in proportion to the array's length.
+    private mutating func grow(to count: Int) {
+        let start = dense.count
+        dense.append(contentsOf: repeatElement(empty, count: count - start))
+        guard !sparse.isEmpty else { return }
+        if count - start < sparse.count {
+            for key in start..<count {
+                if let value = sparse.removeValue(forKey: UInt64(key)) { dense[key] = value }
+            }
+        } else {
+            for (key, value) in sparse where key < UInt64(count) {
+                dense[Int(key)] = value
+                sparse[key] = nil
+            }
+        }
+    }
+}

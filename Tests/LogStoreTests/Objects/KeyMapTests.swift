@@ -1,0 +1,59 @@
+// Values by record key in memory proportional to the keys held (issue 22
+// point 4): a key of 2^40 or 2^64 − 1 costs one entry, and the keys a store
+// hands out stay in the array.
+
+import Testing
+@testable import LogStore
+
+@Suite("Key map")
+struct KeyMapTests {
+    @Test("Keys far past the others cost no array; every key reads back, in key order")
+    func farKeys() {
+        var map = KeyMap(empty: 0)
+        let far: [UInt64] = [1 << 40, 1 << 62, 1 << 63, .max - 1, .max]
+        for (position, key) in far.enumerated() { map[key] = position + 1 }
+        #expect(map.arrayLength == 0)
+        for key in 1...1_000 as ClosedRange<UInt64> { map[key] = Int(key) * 10 }
+        #expect(map.arrayLength <= KeyMap<Int>.slack + KeyMap<Int>.spread * 1_005)
+        for (position, key) in far.enumerated() { #expect(map[key] == position + 1) }
+        #expect(map[500] == 5_000 && map[0] == 0 && map[1_001] == 0 && map[1 << 41] == 0)
+        var seen: [UInt64] = []
+        map.forEach { key, value in if value != 0 { seen.append(key) } }
+        #expect(seen == Array(1...1_000) + far)
+    }
+
+    @Test("A key kept in the dictionary moves into the array once the array reaches it, read and iterated once")
+    func arrayGrowsOverDictionary() {
+        var map = KeyMap(empty: 0)
+        let early: UInt64 = UInt64(KeyMap<Int>.slack) * 2
+        map[early] = -1
+        #expect(map.arrayLength == 0)
+        for key in 1...20_000 as ClosedRange<UInt64> { map[key] = 1 }
+        map[early + 1] = 2
+        #expect(map.arrayLength == Int(early) + 2)
+        #expect(map[early] == -1 && map[early + 1] == 2)
+        map[early] = 3
+        var count = 0, sum = 0
+        map.forEach { key, value in
+            if key == early { #expect(value == 3) }
+            if value != 0 { count += 1; sum += value }
+        }
+        #expect(count == 20_002 && sum == 20_000 + 5)
+    }
+
+    @Test("Keys set in any order, as a snapshot's index lists them, fill the array once reserved")
+    func reservedShuffledKeys() {
+        var map = KeyMap(empty: UInt32(0))
+        var keys = Array(1...200_000 as ClosedRange<UInt64>)
+        var generator = JournalFixtures.SeededGenerator(seed: 4)
+        keys.shuffle(using: &generator)
+        map.reserve(through: keys.max()!, holding: keys.count)
+        #expect(map.arrayLength == 200_001)
+        for key in keys { map[key] = UInt32(truncatingIfNeeded: key) }
+        #expect(keys.allSatisfy { map[$0] == UInt32(truncatingIfNeeded: $0) })
+        // A promise of few keys does not buy a large array.
+        var small = KeyMap(empty: 0)
+        small.reserve(through: 1 << 40, holding: 3)
+        #expect(small.arrayLength == 0)
+    }
+}
