@@ -74,12 +74,23 @@ enum StoreFileTarget {
         do {
             try Store(recordedModelAt: path, options: readOnly).close()
             precondition(readEverything(path, options: readOnly), "\(what) opens once but not twice")
-        } catch where error.kind == .modelMismatch && (try? StoreInspector.info(path: path)).map({ $0.frameCount == 0 && $0.snapshot == nil }) == true {
-            // Sound, and empty: the damage took the first save, which
-            // carried the model, so there is no model to open it with.
+        } catch where error.kind == .modelMismatch && holdsOnlyKeyReservations(path) {
+            // Sound, and empty but for the keys it keeps reserved: the
+            // damage took the first save, which carried the model, so there
+            // is no model to open it with.
         } catch {
             fatalError("\(what) does not open: \(error)")
         }
+    }
+
+    /// Whether the store at `path` has no snapshot and no transaction but
+    /// key reservations (`__Keys`, FORMAT.md §5.5), which recover writes
+    /// after damage so that keys the lost frames gave out stay given out.
+    static func holdsOnlyKeyReservations(_ path: String) -> Bool {
+        guard let journal = try? Journal(path: path, options: JournalOptions(access: .readOnly, createIfMissing: false)) else { return false }
+        defer { journal.close() }
+        guard journal.header.snapshotIndexOffset == nil, let transactions = try? journal.transactions() else { return false }
+        return transactions.allSatisfy { $0.changes.allSatisfy { journal.name(of: $0.recordID.entity) == "__Keys" } }
     }
 
     /// Removes everything an input left: the copy, recover's output, and
