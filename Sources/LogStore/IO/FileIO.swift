@@ -12,8 +12,11 @@
 /// `read`; `write`, `synchronize` and `truncate` are called by one writer
 /// at a time.
 protocol FileIO: AnyObject, Sendable {
-    /// The path the file was opened at, for messages.
+    /// The path the file was opened at, for messages, until ``didMove(to:)``.
     var path: String { get }
+    /// The file is now named `path` (a compaction renamed its new file over
+    /// the store): messages name it from now on.
+    func didMove(to path: String)
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read
     /// (fewer only at the end of the file).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int

@@ -14,13 +14,16 @@ import Darwin
 /// `pread`/`pwrite` on one descriptor are safe from any thread. `close()` is
 /// called once, by the owner, after every other use has finished.
 final class SystemFile: FileIO, @unchecked Sendable {
-    let path: String
+    /// The name messages give the file: a compaction renames its new file
+    /// over the store while the file is open.
+    private let reportedPath: Protected<String>
+    var path: String { reportedPath.withLock { $0 } }
     let descriptor: Int32
 
     /// Opens `path`; `reportingAs` names the file in messages when the path
     /// opened is an alias of it.
     init(path: String, mode: FileOpenMode, reportingAs name: String? = nil) throws(LogStoreError) {
-        self.path = name ?? path
+        reportedPath = Protected(name ?? path)
         let flags: Int32
         var permissions: mode_t = 0
         switch mode {
@@ -90,6 +93,8 @@ final class SystemFile: FileIO, @unchecked Sendable {
         _ = flock(descriptor, LOCK_UN)
         Platform.closeDescriptor(descriptor)
     }
+
+    func didMove(to path: String) { reportedPath.withLock { $0 = path } }
 
     func reopenForReading() throws(LogStoreError) -> any FileIO {
         let reopened = try SystemFile(path: currentPath(), mode: .readOnly, reportingAs: path)

@@ -15,7 +15,8 @@ import Synchronization
 /// a new file over the store leaves it reading the file it was opened on,
 /// for as long as a reader holds it.
 final class SnapshotFile: Sendable {
-    let path: String
+    /// The store's path, for messages.
+    var path: String { file.path }
     /// The last transaction the snapshot includes.
     let sequence: UInt64
     /// Where the journal's frames after the snapshot start.
@@ -36,8 +37,7 @@ final class SnapshotFile: Sendable {
     /// checked every checksum). Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
 
-    private init(path: String, index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
-        self.path = path
+    private init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
         sequence = index.sequence
         self.tailStart = tailStart
         entityNames = index.entities.map(\.name)
@@ -50,6 +50,9 @@ final class SnapshotFile: Sendable {
 
     deinit { file.close() }
 
+    /// The store file is now named `path` (see ``FileIO/didMove(to:)``).
+    func didMove(to path: String) { file.didMove(to: path) }
+
     /// Opens the snapshot whose index frame is at `indexOffset` of `journalFile`,
     /// checking the index and every block's checksum.
     ///
@@ -61,7 +64,7 @@ final class SnapshotFile: Sendable {
         let (index, header) = try readIndex(in: journalFile, at: indexOffset, fileSize: fileSize)
         try verifyBlocks(of: index, in: journalFile, end: indexOffset)
         let file = try journalFile.reopenForReading()
-        let snapshot = SnapshotFile(path: journalFile.path, index: index, tailStart: indexOffset + header.frameSize, file: file, cacheCapacity: cacheCapacity)
+        let snapshot = SnapshotFile(index: index, tailStart: indexOffset + header.frameSize, file: file, cacheCapacity: cacheCapacity)
         return (snapshot, index)
     }
 

@@ -244,6 +244,8 @@ extension Store {
             progress?(.renaming, writer.progress)
             try fileSystem.rename(temporary, to: path)
             renamed = true
+            file.didMove(to: path)
+            snapshot.didMove(to: path)
             // From here on the store is the new file, whatever happens: the
             // old one is gone from the directory. If the rename cannot be
             // made durable, neither can any save: the journal refuses them.

@@ -129,6 +129,25 @@ struct CompactionTests {
         }
     }
 
+    @Test("After a compaction, errors name the store's path, not the temporary name its new file was written under")
+    func messagesNameTheStoreAfterCompaction() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/counters.logstore"
+            let store = try Store(path: path, model: try CounterModel.make(), options: CounterModel.manual)
+            try Self.fill(store, counters: 50)
+            try store.compact()
+            #expect(store.journal.currentFile.file.path == path)
+            #expect(store.journal.snapshot?.path == path)
+            store.close()
+            // The first thing an app sees of it: a save after close.
+            let context = store.newContext()
+            _ = try context.insert("Counter")
+            let error = #expect(throws: LogStoreError.self) { try context.save() }
+            #expect(error?.message.contains(".compacting-") == false, "\(String(describing: error?.message))")
+            #expect(error?.path == path)
+        }
+    }
+
     @Test("A compacted store opens with the snapshot's records faulted in one block at a time; counting or listing them decodes none")
     func readingOneRecordDecodesOneBlock() throws {
         try withTemporaryDirectory { directory in

@@ -55,6 +55,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     }
 
     var path: String { base.path }
+    func didMove(to path: String) { base.didMove(to: path) }
 
     /// Starts counting calls, and following the plan, from here.
     func arm() {

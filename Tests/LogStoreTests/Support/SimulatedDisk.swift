@@ -494,14 +494,17 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     final class SimulatedFile: FileIO, @unchecked Sendable {
         let disk: SimulatedDisk
         let inode: Int
-        let path: String
+        private let reportedPath: Protected<String>
+        var path: String { reportedPath.withLock { $0 } }
         let writable: Bool
         private var isClosed = false
+
+        func didMove(to path: String) { reportedPath.withLock { $0 = path } }
 
         fileprivate init(disk: SimulatedDisk, inode: Int, path: String, writable: Bool) {
             self.disk = disk
             self.inode = inode
-            self.path = path
+            reportedPath = Protected(path)
             self.writable = writable
         }
 
