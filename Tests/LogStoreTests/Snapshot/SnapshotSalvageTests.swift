@@ -281,13 +281,29 @@ struct RecoveredKeysTests {
     /// Every save is fsynced, so each later frame records the damaged one
     /// durable: the damage is real, not a hole a power cut left (FORMAT.md §6).
     static func storeWithKeysAfterDamage(at path: String, model: Model) throws -> UInt64 {
-        let store = try Store(path: path, model: model, options: JournalOptions(durability: .fsyncEveryCommit, compaction: .manual))
-        defer { store.close() }
+        let lastKey: UInt64
+        do {
+            let store = try Store(path: path, model: model, options: JournalOptions(durability: .fsyncEveryCommit, compaction: .manual))
+            defer { store.close() }
+            let context = store.newContext()
+            try CounterModel.insertCounters(60, into: context)
+            // More than the first reservation holds: the second save reserves again.
+            let later = try CounterModel.insertCounters(60, into: context)
+            lastKey = later.map(\.objectID.key).max() ?? 0
+        }
+        // Frames: the model, a reservation, the first save, a reservation, the second save.
+        let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
+        try #require(frames.count == 5)
+        try StoreFileSurgery(path: path).flipBit(at: frames[2].offset + FrameLayout.headerSize + 3)
+        return lastKey
+    }
+
+    /// The key `store` gives the next counter it saves.
+    static func nextSavedKey(in store: Store) throws -> UInt64 {
         let context = store.newContext()
-        try CounterModel.insertCounters(60, into: context)
-        // More than the first reservation holds: the second save reserves again.
-        let later = try CounterModel.insertCounters(60, into: context)
-        return later.map(\.objectID.key).max() ?? 0
+        let counter = try context.insert("Counter")
+        try context.save()
+        return counter.objectID.key
     }
 
     @Test("recover of a damaged journal reserves the keys that the readable frames after the damage gave out")
@@ -296,20 +312,13 @@ struct RecoveredKeysTests {
             let path = directory + "/keys.logstore"
             let model = try CounterModel.make()
             let lastLostKey = try Self.storeWithKeysAfterDamage(at: path, model: model)
-            // Frames: the model, a reservation, the first save, a reservation, the second save.
-            let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
-            try #require(frames.count == 5)
-            try StoreFileSurgery(path: path).flipBit(at: frames[2].offset + FrameLayout.headerSize + 3)
-
             let output = directory + "/recovered.logstore"
             let recovery = try StoreInspector.recover(path: path, to: output)
             #expect(recovery.lostTransactions == 2)
             let store = try Store(path: output, model: model, options: CounterModel.manual)
             defer { store.close() }
-            let context = store.newContext()
-            let counter = try context.insert("Counter")
-            try context.save()
-            #expect(counter.objectID.key > lastLostKey, "key \(counter.objectID.key) was given out by a frame the recovery could not keep")
+            let key = try Self.nextSavedKey(in: store)
+            #expect(key > lastLostKey, "key \(key) was given out by a frame the recovery could not keep")
         }
     }
 
@@ -319,18 +328,14 @@ struct RecoveredKeysTests {
             let path = directory + "/keys.logstore"
             let model = try CounterModel.make()
             let lastLostKey = try Self.storeWithKeysAfterDamage(at: path, model: model)
-            let frames = JournalFixtures.frames(in: try JournalFixtures.read(path))
-            try StoreFileSurgery(path: path).flipBit(at: frames[2].offset + FrameLayout.headerSize + 3)
 
             let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
             do {
                 let store = try Store(path: path, model: model, options: options)
                 defer { store.close() }
                 #expect(store.recovery.outcome == .salvaged)
-                let context = store.newContext()
-                let counter = try context.insert("Counter")
-                try context.save()
-                #expect(counter.objectID.key > lastLostKey, "key \(counter.objectID.key) was given out by a frame salvage cut off")
+                let key = try Self.nextSavedKey(in: store)
+                #expect(key > lastLostKey, "key \(key) was given out by a frame salvage cut off")
             }
             // And the reservation is in the file: a plain open later knows it too.
             let store = try Store(path: path, model: model, options: CounterModel.manual)

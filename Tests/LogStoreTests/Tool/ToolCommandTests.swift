@@ -38,6 +38,19 @@ struct ToolCommandTests {
         return path
     }
 
+    /// The demo's store, verified clean, then `changes` appended behind the
+    /// object layer's back (what a buggy writer could leave), and verify's
+    /// run on the result.
+    private func verifyAfterWriting(in directory: String, _ changes: (Journal) -> [RecordChange]) throws -> (path: String, run: Executables.Run) {
+        let path = try demoStore(in: directory)
+        let clean = try tool("verify", path)
+        #expect(clean.status == 0, "\(clean.output)")
+        let journal = try Journal(path: path)
+        try journal.append(changes(journal))
+        journal.close()
+        return (path, try tool("verify", path))
+    }
+
     private func json(_ run: Executables.Run) throws -> Any {
         let document = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], "\(run.output)")
         #expect(document["formatVersion"] as? Int == 1)
@@ -190,14 +203,10 @@ struct ToolCommandTests {
     @Test("verify checks cross-references: a relationship pointing at a record that no longer exists is a problem")
     func danglingRelationship() throws {
         try withTemporaryDirectory { directory in
-            let path = try demoStore(in: directory)
-            #expect(try tool("verify", path).status == 0)
-            // Delete an asset type behind the object layer's back, so that
-            // its items still point at it: what a buggy writer could leave.
-            let journal = try Journal(path: path)
-            try journal.append([.delete(RecordID(entity: journal.symbol(for: "AssetType"), key: 1))])
-            journal.close()
-            let run = try tool("verify", path)
+            // An asset type deleted, so that its items still point at it.
+            let (_, run) = try verifyAfterWriting(in: directory) { journal in
+                [.delete(RecordID(entity: journal.symbol(for: "AssetType"), key: 1))]
+            }
             #expect(run.status == 1)
             #expect(run.output.contains("points to AssetType/p1, which does not exist"), "\(run.output)")
         }
@@ -207,17 +216,13 @@ struct ToolCommandTests {
     func referenceEntities() throws {
         try withTemporaryDirectory { directory in
             // The demo's store was compacted by the object layer, and its
-            // items' assetType references come from both the snapshot and the journal.
-            let path = try demoStore(in: directory)
-            let clean = try tool("verify", path)
-            #expect(clean.status == 0, "\(clean.output)")
-            // A reference whose entity field names the source entity: what
-            // a buggy writer could leave.
-            let journal = try Journal(path: path)
-            let item = journal.symbol(for: "Item"), assetType = journal.symbol(for: "assetType")
-            try journal.append([.update(RecordID(entity: item, key: 1), [Field(assetType, .reference(RecordID(entity: item, key: 1)))])])
-            journal.close()
-            let run = try tool("verify", path)
+            // items' assetType references come from both the snapshot and
+            // the journal: verify first finds them clean. Then a reference
+            // whose entity field names the source entity.
+            let (_, run) = try verifyAfterWriting(in: directory) { journal in
+                let item = journal.symbol(for: "Item"), assetType = journal.symbol(for: "assetType")
+                return [.update(RecordID(entity: item, key: 1), [Field(assetType, .reference(RecordID(entity: item, key: 1)))])]
+            }
             #expect(run.status == 1)
             #expect(run.output.contains("1 reference(s) of Item.assetType name the entity Item instead of the destination AssetType"), "\(run.output)")
         }
@@ -226,12 +231,10 @@ struct ToolCommandTests {
     @Test("verify checks every value's type against its attribute's; the object layer reads a value of another type as nil")
     func valueTypes() throws {
         try withTemporaryDirectory { directory in
-            let path = try demoStore(in: directory)
-            let journal = try Journal(path: path)
-            let item = journal.symbol(for: "Item"), name = journal.symbol(for: "itemName"), value = journal.symbol(for: "valueInDollars")
-            try journal.append([.update(RecordID(entity: item, key: 2), [Field(name, .int64(7)), Field(value, .string("seven"))])])
-            journal.close()
-            let run = try tool("verify", path)
+            let (path, run) = try verifyAfterWriting(in: directory) { journal in
+                let item = journal.symbol(for: "Item"), name = journal.symbol(for: "itemName"), value = journal.symbol(for: "valueInDollars")
+                return [.update(RecordID(entity: item, key: 2), [Field(name, .int64(7)), Field(value, .string("seven"))])]
+            }
             #expect(run.status == 1)
             #expect(run.output.contains("1 value(s) of Item.itemName are of type int64, not String, the first in Item/p2"), "\(run.output)")
             #expect(run.output.contains("1 value(s) of Item.valueInDollars are of type string, not Int32, the first in Item/p2"), "\(run.output)")
