@@ -168,14 +168,15 @@ enum SQLiteFiles {
 
 /// A GRDB database of people: WAL, `synchronous` FULL or GRDB's default
 /// (NORMAL), through a `DatabaseQueue` or, when several threads read at
-/// once, a `DatabasePool`.
+/// once, a `DatabasePool`, with SQLite's page memory at its defaults or at
+/// a budget (SQLiteMemory).
 final class GRDBPeople {
     let path: String
     let writer: any DatabaseWriter
 
-    init(path: String, synchronousFull: Bool, pool: Bool = false, indexingAge: Bool = false) throws {
+    init(path: String, synchronousFull: Bool, pool: Bool = false, indexingAge: Bool = false, memory: SQLiteMemory = .defaults) throws {
         self.path = path
-        writer = try Self.open(path, synchronousFull: synchronousFull, pool: pool)
+        writer = try Self.open(path, synchronousFull: synchronousFull, pool: pool, memory: memory)
         try writer.writeWithoutTransaction { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS person (
@@ -189,9 +190,10 @@ final class GRDBPeople {
     /// Opens a database in WAL mode. GRDB sets `synchronous = NORMAL` for
     /// WAL, which does not fsync at commit; FULL, set afterwards on the
     /// connection that writes, does, and is read back to be sure.
-    static func open(_ path: String, synchronousFull: Bool, pool: Bool) throws -> any DatabaseWriter {
+    static func open(_ path: String, synchronousFull: Bool, pool: Bool, memory: SQLiteMemory = .defaults) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.journalMode = .wal
+        memory.apply(to: &configuration)
         let writer: any DatabaseWriter = pool
             ? try DatabasePool(path: path, configuration: configuration)
             : try DatabaseQueue(path: path, configuration: configuration)
@@ -243,6 +245,12 @@ final class GRDBPeople {
             defer { try? db.execute(sql: "ROLLBACK") }
             return try Stopwatch.seconds { try body(db) }
         }
+    }
+
+    /// Reads every page of the table and its indexes on the writer's
+    /// connection (a pool's readers each have their own page cache).
+    func warm() throws {
+        try writer.writeWithoutTransaction { db in try SQLiteMemory.warm(db, table: "person") }
     }
 
     /// Closes the database, leaving its files.
