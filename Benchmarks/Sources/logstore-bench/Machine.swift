@@ -12,9 +12,11 @@ struct Machine: Encodable, Sendable {
     var kernel: String
     var directory: String
     var filesystem: String
-    /// The 1, 5 and 15-minute load averages when the run started: other
-    /// work on the machine shows in the spread of the runs.
-    var loadAverage: String
+    /// The 1, 5 and 15-minute load averages when the run started and when
+    /// it ended: other work on the machine shows in them and in the spread
+    /// of the rounds.
+    var loadAverageAtStart: String
+    var loadAverageAtEnd: String?
 
     /// Reads the description of this machine, for files in `directory`.
     static func current(directory: String) -> Machine {
@@ -24,12 +26,16 @@ struct Machine: Encodable, Sendable {
             kernel: kernelRelease(),
             directory: directory,
             filesystem: filesystemType(of: directory) ?? "unknown",
-            loadAverage: loadAverages() ?? "unknown")
+            loadAverageAtStart: loadAverages() ?? "unknown")
     }
 
     var summary: String {
-        "\(cpu), \(cores) cores, Linux \(kernel); files in \(directory) (\(filesystem)); load average at start \(loadAverage)"
+        "\(cpu), \(cores) cores, Linux \(kernel); files in \(directory) (\(filesystem)); load average at start \(loadAverageAtStart)"
+            + (loadAverageAtEnd.map { ", at end \($0)" } ?? "")
     }
+
+    /// Records the load averages now, as the run ends.
+    mutating func noteEnd() { loadAverageAtEnd = Self.loadAverages() ?? "unknown" }
 
     private static func cpuModel() -> String? {
         guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }

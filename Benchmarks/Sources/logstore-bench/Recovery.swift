@@ -36,7 +36,8 @@ enum Recovery: BenchmarkGroup {
             {
                 if cold { _ = PageCache.drop() }
                 var bytes = 0
-                return try Sample.timing(work: Double(bytes)) { bytes = try readSequentially(path) }
+                let seconds = try Stopwatch.seconds { bytes = try readSequentially(path) }
+                return Sample(work: Double(bytes), seconds: seconds)
             }
         }
 

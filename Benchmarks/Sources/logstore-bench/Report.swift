@@ -6,6 +6,10 @@ import Foundation
 /// A goal a figure or ratio is held against. Nothing fails when it is
 /// missed: the report says "NOT MET" and the run goes on.
 enum Target: Sendable {
+    /// How every verdict of the harness is reached, stated once: the report
+    /// and BENCHMARKS.md quote it.
+    static let rule = "a target is met when the median of the rounds of one full run meets it; each group runs in a fresh process, its cases in interleaved rounds, and the figure's range across the rounds is reported beside it, so a verdict the range straddles is visible as such"
+
     case atLeast(Double)
     case atMost(Double)
 
@@ -25,7 +29,7 @@ enum Target: Sendable {
 }
 
 /// One measured quantity: the median over the repetitions, with their range.
-struct Figure: Encodable, Sendable {
+struct Figure: Codable, Sendable {
     var name: String
     var value: Double
     var unit: String
@@ -36,23 +40,27 @@ struct Figure: Encodable, Sendable {
 }
 
 /// A ratio of two figures of the same run.
-struct Comparison: Encodable, Sendable {
+struct Comparison: Codable, Sendable {
     var name: String
     var ratio: Double
     var numerator: String
     var denominator: String
+    /// The ratio's widest range over the rounds: the lowest numerator over
+    /// the highest denominator, and the other way round.
+    var low: Double?
+    var high: Double?
     var target: String?
     var met: Bool?
 }
 
 /// A named fact that is not a number: a setting, a capability.
-struct Fact: Encodable, Sendable {
+struct Fact: Codable, Sendable {
     var name: String
     var value: String
 }
 
 /// The results of one benchmark group.
-struct GroupReport: Encodable, Sendable {
+struct GroupReport: Codable, Sendable {
     let name: String
     let title: String
     var figures: [Figure] = []
@@ -89,9 +97,15 @@ struct GroupReport: Encodable, Sendable {
     /// Adds `numerator ÷ denominator`, held against `target` when there is one.
     mutating func compare(_ name: String, _ numerator: Figure, over denominator: Figure, target: Target? = nil) {
         let ratio = numerator.value / denominator.value
+        var low: Double?, high: Double?
+        if let numeratorLow = numerator.minimum, let numeratorHigh = numerator.maximum,
+           let denominatorLow = denominator.minimum, let denominatorHigh = denominator.maximum {
+            low = numeratorLow / denominatorHigh
+            high = numeratorHigh / denominatorLow
+        }
         comparisons.append(Comparison(
             name: name, ratio: ratio, numerator: numerator.name, denominator: denominator.name,
-            target: target?.description, met: target?.isMet(by: ratio)))
+            low: low, high: high, target: target?.description, met: target?.isMet(by: ratio)))
     }
 
     mutating func fact(_ name: String, _ value: String) { facts.append(Fact(name: name, value: value)) }
@@ -108,12 +122,13 @@ struct Report: Encodable, Sendable {
     var scaling: ScalingReport?
     var groups: [GroupReport] = []
 
-    /// Writes results.json, the charts of the scaling runs (throughput.svg,
-    /// latency.svg, memory.svg) and their table as Markdown (table.md) into
+    /// Writes results.json, every table as Markdown (report.md, which
+    /// BENCHMARKS.md quotes), the charts of the scaling runs (throughput.svg,
+    /// latency.svg, memory.svg) and their table alone (table.md) into
     /// `directory`, creating it.
     func write(to directory: String) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var files = ["results.json": try json() + "\n"]
+        var files = ["results.json": try json() + "\n", "report.md": markdown + "\n"]
         if let scaling, !scaling.rows.isEmpty {
             files["throughput.svg"] = scaling.throughputChart.svg
             files["latency.svg"] = scaling.latencyChart.svg
@@ -125,10 +140,15 @@ struct Report: Encodable, Sendable {
         }
     }
 
+    /// How results.json spells a ratio that is not finite, both ways.
+    static let nonConformingFloats = (
+        encoding: JSONEncoder.NonConformingFloatEncodingStrategy.convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan"),
+        decoding: JSONDecoder.NonConformingFloatDecodingStrategy.convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan"))
+
     func json() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = Self.nonConformingFloats.encoding
         return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 
@@ -166,7 +186,11 @@ struct Report: Encodable, Sendable {
     }
 
     private static func row(_ comparison: Comparison) -> (label: String, text: String) {
-        ("ratio: " + comparison.name, formatted(comparison.ratio) + verdict(comparison.target, comparison.met))
+        var text = formatted(comparison.ratio)
+        if let low = comparison.low, let high = comparison.high {
+            text += "  (widest range \(formatted(low)) to \(formatted(high)))"
+        }
+        return ("ratio: " + comparison.name, text + verdict(comparison.target, comparison.met))
     }
 
     private static func verdict(_ target: String?, _ met: Bool?) -> String {
