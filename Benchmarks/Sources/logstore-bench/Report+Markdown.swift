@@ -25,6 +25,7 @@ extension Report {
             lines.append(scaling.markdown)
             if !scaling.notes.isEmpty { lines += [""] + scaling.notes.map { "- \($0)" } }
         }
+        lines += ["", "## Every target in this run", ""] + targets
         for group in groups {
             lines += ["", "## \(group.title) [\(group.name)]", ""]
             lines.append(Self.markdown(group))
@@ -32,21 +33,38 @@ extension Report {
         return lines.joined(separator: "\n")
     }
 
+    /// One row per figure or ratio that has a target, across the groups.
+    private var targets: [String] {
+        var lines = ["| group | measurement | value | widest range | target |", "|---|---|---:|---:|---|"]
+        for group in groups {
+            for figure in group.figures where figure.target != nil {
+                lines.append("| \(group.name) | \(Self.cell(figure.name)) | \(formatted(figure.value)) \(figure.unit) | \(Self.range(figure.minimum, figure.maximum)) | \(Self.verdict(figure.target, figure.met)) |")
+            }
+            for comparison in group.comparisons where comparison.target != nil {
+                lines.append("| \(group.name) | \(Self.cell(comparison.name)) | \(formatted(comparison.ratio)) | \(Self.range(comparison.low, comparison.high)) | \(Self.verdict(comparison.target, comparison.met)) |")
+            }
+        }
+        return lines.count > 2 ? lines : ["No group of this run has a target."]
+    }
+
+    private static func range(_ low: Double?, _ high: Double?) -> String {
+        guard let low, let high else { return "" }
+        return "\(formatted(low)) – \(formatted(high))"
+    }
+
     private static func markdown(_ group: GroupReport) -> String {
         var lines: [String] = []
         if !group.figures.isEmpty {
             lines += ["| measurement | median | range over the rounds | target |", "|---|---:|---:|---|"]
             for figure in group.figures {
-                let range = figure.minimum.flatMap { low in figure.maximum.map { "\(formatted(low)) – \(formatted($0))" } } ?? ""
-                lines.append("| \(cell(figure.name)) | \(formatted(figure.value)) \(figure.unit) | \(range) | \(verdict(figure.target, figure.met)) |")
+                lines.append("| \(cell(figure.name)) | \(formatted(figure.value)) \(figure.unit) | \(range(figure.minimum, figure.maximum)) | \(verdict(figure.target, figure.met)) |")
             }
         }
         if !group.comparisons.isEmpty {
             if !lines.isEmpty { lines.append("") }
             lines += ["| ratio | median ÷ median | widest range | target |", "|---|---:|---:|---|"]
             for comparison in group.comparisons {
-                let range = comparison.low.flatMap { low in comparison.high.map { "\(formatted(low)) – \(formatted($0))" } } ?? ""
-                lines.append("| \(cell(comparison.name)) | \(formatted(comparison.ratio)) | \(range) | \(verdict(comparison.target, comparison.met)) |")
+                lines.append("| \(cell(comparison.name)) | \(formatted(comparison.ratio)) | \(range(comparison.low, comparison.high)) | \(verdict(comparison.target, comparison.met)) |")
             }
         }
         if !group.facts.isEmpty || !group.notes.isEmpty { lines.append("") }
