@@ -32,6 +32,11 @@ enum Probe {
         case openLogStore = "open-logstore"
         /// Open the database at PATH and select the ids of people aged 500.
         case openSQLite = "open-sqlite"
+        /// Open the store at PATH read-write, as an app does (no automatic
+        /// compaction), and fetch the IDs of people aged 50 (AppStorage/ReopenAfterHistory.swift).
+        case reopenLogStore = "reopen-logstore"
+        /// Open the database at PATH read-write and select the ids of people aged 50.
+        case reopenSQLite = "reopen-sqlite"
     }
 
     // MARK: - Parent side
@@ -121,6 +126,19 @@ enum Probe {
                 configuration.readonly = true
                 let queue = try DatabaseQueue(path: path, configuration: configuration)
                 let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500") }
+                return ResultDigest(keySet: ids)
+            }
+        case .reopenLogStore:
+            let model = try PersonModel.make(indexingAge: true)
+            return try measuringMemory {
+                let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
+                let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == \(ReopenAfterHistory.queriedAge)")))
+                return ResultDigest(keySet: ids.map { Int64($0.key) })
+            }
+        case .reopenSQLite:
+            return try measuringMemory {
+                let queue = try DatabaseQueue(path: path)
+                let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = ?", arguments: [ReopenAfterHistory.queriedAge]) }
                 return ResultDigest(keySet: ids)
             }
         }
