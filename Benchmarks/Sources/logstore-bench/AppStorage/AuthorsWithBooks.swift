@@ -147,26 +147,22 @@ enum AuthorsWithBooks {
             try library.insert(0..<library.names.count, into: store.newContext())
             _ = try store.compact()
         }
-        let store = try Store(path: storePath, model: model, options: JournalOptions(access: .readOnly))
-        defer { store.close() }
-        let database = try GRDBLibrary(path: context.scratch.freshPath("authors-traversal.sqlite"), synchronousFull: true)
-        defer { database.remove() }
-        try database.writer.write { db in try library.insert(0..<library.names.count, into: db) }
-        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "ANALYZE") }
         let join = "SELECT author.*, book.* FROM author JOIN book ON book.authorId = author.id ORDER BY author.id"
-        // SQLite at its defaults (a 2 MB page cache), with a page cache
-        // and with a memory map each twice the database's size: one
-        // connection each, warmed by one traversal before the clock starts.
-        let databaseBytes = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size") ?? 0 }
-        let largeCache = try GRDBPeople.open(database.path, synchronousFull: true, pool: false)
-        try largeCache.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(2 * databaseBytes / 1024)") }
-        let memoryMapped = try GRDBPeople.open(database.path, synchronousFull: true, pool: false)
-        try memoryMapped.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA mmap_size = \(2 * databaseBytes)") }
-        defer {
-            for connection in [largeCache, memoryMapped] { try? (connection as? DatabaseQueue)?.close() }
-        }
-        let plan = try database.writer.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + join).map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
+
+        /// Every book with its author's name, through LogStore's to-many
+        /// relationship, in a fresh context.
+        func traversed(_ store: Store) throws -> [LibraryCheck.StoredBook] {
+            // Objects hold their context weakly: it lives until the rows are read.
+            let objects = store.newContext()
+            var rows: [LibraryCheck.StoredBook] = []
+            rows.reserveCapacity(library.books.count)
+            for author in try objects.fetch(FetchRequest(entityName: "Author"), as: BenchAuthor.self) {
+                let name = author.name
+                for book in author.books {
+                    rows.append(LibraryCheck.StoredBook(title: book.title ?? "", pages: book.pages, author: name))
+                }
+            }
+            return rows
         }
 
         /// Every book with its author's name, by the JOIN, on one connection.
@@ -182,7 +178,46 @@ enum AuthorsWithBooks {
                 return rows
             }
         }
-        for connection in [largeCache, memoryMapped] { _ = try joined(connection) }
+
+        // Each engine's memory: the heap bytes in use it added from before
+        // it opened to after its first traversal, which also warms it
+        // (resident size would miss what the allocator reuses from earlier work).
+        var heap: [(String, Int)] = []
+        var before = HeapInUse.bytes()
+        func heapSince(_ name: String) {
+            let now = HeapInUse.bytes()
+            heap.append((name, now - before))
+            before = now
+        }
+
+        let store = try Store(path: storePath, model: model, options: JournalOptions(access: .readOnly))
+        defer { store.close() }
+        _ = try traversed(store)
+        heapSince("LogStore (open read-only + first traversal)")
+
+        let database = try GRDBLibrary(path: context.scratch.freshPath("authors-traversal.sqlite"), synchronousFull: true)
+        defer { database.remove() }
+        try database.writer.write { db in try library.insert(0..<library.names.count, into: db) }
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "ANALYZE") }
+        _ = try joined(database.writer)
+        heapSince("SQLite default page cache (build + first JOIN)")
+        // SQLite also with a page cache and with a memory map each twice the
+        // database's size: a connection each, warmed before the clock starts.
+        let databaseBytes = try database.writer.read { db in try Int.fetchOne(db, sql: "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size") ?? 0 }
+        let largeCache = try GRDBPeople.open(database.path, synchronousFull: true, pool: false)
+        try largeCache.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -\(2 * databaseBytes / 1024)") }
+        _ = try joined(largeCache)
+        heapSince("SQLite large page cache (open + first JOIN)")
+        let memoryMapped = try GRDBPeople.open(database.path, synchronousFull: true, pool: false)
+        try memoryMapped.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA mmap_size = \(2 * databaseBytes)") }
+        _ = try joined(memoryMapped)
+        heapSince("SQLite memory-mapped (open + first JOIN)")
+        defer {
+            for connection in [largeCache, memoryMapped] { try? (connection as? DatabaseQueue)?.close() }
+        }
+        let plan = try database.writer.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + join).map { $0["detail"] as String? ?? "" }.joined(separator: "; ")
+        }
 
         /// Runs `traversal` (timed), then checks its books (untimed), until
         /// the timed runs add up to `minimum` seconds.
@@ -202,19 +237,7 @@ enum AuthorsWithBooks {
 
         context.log("app-storage: traversal of \(library.names.count.formatted()) authors' books, LogStore beside one JOIN, \(context.repetitions) rounds of at least \(minimum) s each")
         let rates = try measureInRounds(repetitions: context.repetitions, [
-            sample("LogStore traversal") {
-                // Objects hold their context weakly: it lives until the rows are read.
-                let objects = store.newContext()
-                var rows: [LibraryCheck.StoredBook] = []
-                rows.reserveCapacity(library.books.count)
-                for author in try objects.fetch(FetchRequest(entityName: "Author"), as: BenchAuthor.self) {
-                    let name = author.name
-                    for book in author.books {
-                        rows.append(LibraryCheck.StoredBook(title: book.title ?? "", pages: book.pages, author: name))
-                    }
-                }
-                return rows
-            },
+            sample("LogStore traversal") { try traversed(store) },
             sample("GRDB JOIN, default cache") { try joined(database.writer) },
             sample("GRDB JOIN, large page cache") { try joined(largeCache) },
             sample("GRDB JOIN, memory-mapped") { try joined(memoryMapped) },
@@ -228,8 +251,11 @@ enum AuthorsWithBooks {
         report.compare("authors: LogStore traversal ÷ GRDB JOIN, large page cache", logStore, over: grdbCached)
         report.compare("authors: LogStore traversal ÷ GRDB JOIN, memory-mapped", logStore, over: grdbMapped)
         report.fact("authors: SQLite database for the traversal", "\(databaseBytes.formatted()) bytes; large page cache: cache_size = -\(2 * databaseBytes / 1024) (KiB); memory map: mmap_size = \(2 * databaseBytes)")
+        for (name, bytes) in heap {
+            report.add("authors: heap in use added, \(name)", value: Double(bytes) * 1e-6, unit: "MB")
+        }
         report.fact("authors: the JOIN", join)
         report.fact("authors: SQLite's plan for it", plan)
-        report.note("authors, traversal: each sample repeats the traversal until the timed runs add up to \(minimum) s; every book read with its title, pages and its author's name; LogStore in a fresh context for every traversal (fetch Author, read each author's name and its books through the typed to-many property), on the store written in one save, compacted and opened read-only before the clock starts; GRDB in one read transaction per traversal, one cached statement, rows read by column index from a cursor, on three connections to the database (after ANALYZE): SQLite's default page cache, a page cache and a memory map each twice the database, the last two warmed by one traversal before the rounds; both read warm data (LogStore's committed state and block cache, SQLite's caches and the OS page cache)")
+        report.note("authors, traversal: each sample repeats the traversal until the timed runs add up to \(minimum) s; every book read with its title, pages and its author's name; LogStore in a fresh context for every traversal (fetch Author, read each author's name and its books through the typed to-many property), on the store written in one save, compacted and opened read-only before the clock starts; GRDB in one read transaction per traversal, one cached statement, rows read by column index from a cursor, on three connections to the database (after ANALYZE): SQLite's default page cache, a page cache and a memory map each twice the database, each engine and connection warmed by one traversal before the rounds; both read warm data (LogStore's committed state and block cache, SQLite's caches and the OS page cache); memory is the heap bytes in use (glibc's mallinfo2) each engine or connection added from before it opened to after its first traversal, in that order (the default connection's includes what building the database left; the memory-mapped connection's file pages are the OS page cache's, not counted)")
     }
 }

@@ -18,6 +18,9 @@ struct ProbeResult: Codable, Sendable {
     var residentBytes: Int?
     /// The process's peak resident bytes (VmHWM) beyond what it held before the work.
     var peakBytes: Int?
+    /// Seconds the work took inside the child, without the process's start
+    /// and exit (the reopen probes).
+    var workSeconds: Double?
 }
 
 enum Probe {
@@ -130,18 +133,25 @@ enum Probe {
             }
         case .reopenLogStore:
             let model = try PersonModel.make(indexingAge: true)
-            return try measuringMemory {
+            return try timingWork { try measuringMemory {
                 let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
                 let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == \(ReopenAfterHistory.queriedAge)")))
                 return ResultDigest(keySet: ids.map { Int64($0.key) })
-            }
+            } }
         case .reopenSQLite:
-            return try measuringMemory {
+            return try timingWork { try measuringMemory {
                 let queue = try DatabaseQueue(path: path)
                 let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = ?", arguments: [ReopenAfterHistory.queriedAge]) }
                 return ResultDigest(keySet: ids)
-            }
+            } }
         }
+    }
+
+    /// `body`'s result with the seconds it took.
+    private static func timingWork(_ body: () throws -> ProbeResult) throws -> ProbeResult {
+        var result = ProbeResult()
+        result.workSeconds = try Stopwatch.seconds { result = try body() }
+        return result
     }
 
     /// Runs `body` and reports the resident memory it added and the peak
