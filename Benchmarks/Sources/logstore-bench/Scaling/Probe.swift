@@ -18,6 +18,9 @@ struct ProbeResult: Codable, Sendable {
     var residentBytes: Int?
     /// The process's peak resident bytes (VmHWM) beyond what it held before the work.
     var peakBytes: Int?
+    /// Seconds the work took inside the child, without the process's start
+    /// and exit (the reopen probes).
+    var workSeconds: Double?
 }
 
 enum Probe {
@@ -32,6 +35,11 @@ enum Probe {
         case openLogStore = "open-logstore"
         /// Open the database at PATH and select the ids of people aged 500.
         case openSQLite = "open-sqlite"
+        /// Open the store at PATH read-write, as an app does (no automatic
+        /// compaction), and fetch the IDs of people aged 50 (AppStorage/ReopenAfterHistory.swift).
+        case reopenLogStore = "reopen-logstore"
+        /// Open the database at PATH read-write and select the ids of people aged 50.
+        case reopenSQLite = "reopen-sqlite"
     }
 
     // MARK: - Parent side
@@ -123,7 +131,27 @@ enum Probe {
                 let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500") }
                 return ResultDigest(keySet: ids)
             }
+        case .reopenLogStore:
+            let model = try PersonModel.make(indexingAge: true)
+            return try timingWork { try measuringMemory {
+                let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
+                let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == \(ReopenAfterHistory.queriedAge)")))
+                return ResultDigest(keySet: ids.map { Int64($0.key) })
+            } }
+        case .reopenSQLite:
+            return try timingWork { try measuringMemory {
+                let queue = try DatabaseQueue(path: path)
+                let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = ?", arguments: [ReopenAfterHistory.queriedAge]) }
+                return ResultDigest(keySet: ids)
+            } }
         }
+    }
+
+    /// `body`'s result with the seconds it took.
+    private static func timingWork(_ body: () throws -> ProbeResult) throws -> ProbeResult {
+        var result = ProbeResult()
+        result.workSeconds = try Stopwatch.seconds { result = try body() }
+        return result
     }
 
     /// Runs `body` and reports the resident memory it added and the peak
