@@ -51,7 +51,7 @@ struct GRDBPersonRow: FetchableRecord {
 }
 
 /// The values both engines store, made once per run from a seed.
-struct PersonValues: Sendable {
+struct PersonValues: Sendable, Equatable {
     var firstName: String
     var lastName: String
     var age: Int64
