@@ -21,6 +21,8 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // A minimal GRDB program doing the scaling runs' SQLite work, to check the harness against.
+        .executableTarget(name: "grdb-standalone", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
     ],
     swiftLanguageModes: [.v6]
 )
