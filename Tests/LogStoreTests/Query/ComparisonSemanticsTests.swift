@@ -178,6 +178,26 @@ struct ComparisonSemanticsTests {
         }
     }
 
+    @Test("UUIDs order by their bytes, which is the order of their spellings")
+    func uuidOrder() {
+        var generator = SystemRandomNumberGenerator()
+        let fixed = ["00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-0000000000FF", "0F000000-0000-0000-0000-000000000000",
+                     "A0000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"].compactMap(UUID.init(uuidString:))
+        let ids = fixed + (0..<200).map { _ in
+            UUID(uuid: (UInt8.random(in: 0...255, using: &generator), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                        UInt8.random(in: 0...255, using: &generator)))
+        } + (0..<200).map { _ in UUID() }
+        for a in ids {
+            for b in ids.prefix(40) {
+                let bytes = withUnsafeBytes(of: a.uuid) { left in withUnsafeBytes(of: b.uuid) { right in Array(left).lexicographicallyPrecedes(Array(right)) } }
+                let expected = a == b ? ComparisonResult.orderedSame : (bytes ? .orderedAscending : .orderedDescending)
+                #expect(StoredValue.order(.uuid(a), .uuid(b)) == expected)
+                #expect(StoredValue.sortOrder(.uuid(a), .uuid(b)) == expected)
+                #expect(StoredValue.compare(a.uuidString, b.uuidString) == expected)
+            }
+        }
+    }
+
     @Test("A string attribute compared with a UUID gives the same answer through its index as through a scan")
     func uuidAgainstString() throws {
         try withTemporaryDirectory { directory in
