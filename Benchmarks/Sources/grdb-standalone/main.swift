@@ -24,7 +24,8 @@ struct Person: Codable, FetchableRecord, PersistableRecord {
 }
 
 /// The harness's people: jrand48 from `seed`, ages in 0..<1000, a last name
-/// of 15 with the record's index modulo 1000 appended.
+/// of 15 with the record's index modulo 1000 appended, an ordering value and
+/// a date with a fraction of three decimal digits.
 func makePeople(_ count: Int, seed: UInt64) -> [Person] {
     let firstNames = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Leslie", "Margaret", "Niklaus"]
     let lastNames = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Perlman", "Lamport",
@@ -39,8 +40,9 @@ func makePeople(_ count: Int, seed: UInt64) -> [Person] {
         let firstName = firstNames[Int(next() % UInt64(firstNames.count))]
         let lastName = lastNames[Int(next() % UInt64(lastNames.count))] + "\(index % 1000)"
         let age = Int64(next() % 1000)
-        let created: Double = 7.0e8 + Double(index) + Double(index % 1000) / 1000
-        return Person(id: nil, firstName: firstName, lastName: lastName, age: age, orderingValue: Double(index) + 0.5,
+        let ordering = Double(index) + Double(next() % 999 + 1) / 1000
+        let created = 7.0e8 + Double(index) + Double(next() % 999 + 1) / 1000
+        return Person(id: nil, firstName: firstName, lastName: lastName, age: age, orderingValue: ordering,
                       dateCreated: Date(timeIntervalSinceReferenceDate: created))
     }
 }
