@@ -16,6 +16,7 @@ let groups: [any BenchmarkGroup.Type] = [
     AppendThroughput.self, CommitThroughput.self, Crc32cThroughput.self, Lz4Throughput.self,
     SmallTransactionCompression.self, Recovery.self, RecoveryScan.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
     ToolThroughput.self, RelationshipThroughput.self,
+    AppWrites.self,
 ]
 let groupNames = [ScalingMatrix.name] + groups.map { $0.name }
 
