@@ -22,17 +22,21 @@ enum SaveLatency {
         let workload = Workload(
             saves: saves, timeBox: context.scaled(full: .seconds(60), quick: .seconds(5)),
             keys: data.randomKeys(min(data.size, saves / 2), seed: 23_002), templates: PersonValues.make(1_000, seed: 23_003))
-        context.log("app-writes: latency of \(saves.formatted()) single durable saves, 4 cases")
+        context.log("app-writes: latency of \(saves.formatted()) single durable saves, 4 cases between two of the machine's")
+        let machineBefore = try machineRun(data, workload)
         let quiet = try logStoreRun(data, workload, compacting: false)
         let checkpointing = try sqliteRun(data, workload, automaticCheckpoints: true)
         let compacting = try logStoreRun(data, workload, compacting: true)
         let uncheckpointed = try sqliteRun(data, workload, automaticCheckpoints: false)
+        let machineAfter = try machineRun(data, workload)
 
         let size = data.size.formatted()
         let quietFigures = add("LogStore .fsyncEveryCommit, manual compaction, none running, \(size) people", quiet.latencies, to: &report)
         let compactingFigures = add("LogStore .fsyncEveryCommit, compactions running back to back", compacting.latencies, to: &report)
         let checkpointingFigures = add("SQLite synchronous=FULL, automatic checkpoints (wal_autocheckpoint=1000)", checkpointing, to: &report)
         let uncheckpointedFigures = add("SQLite synchronous=FULL, wal_autocheckpoint=0", uncheckpointed, to: &report)
+        add("machine: pwrite of 100 bytes + fdatasync, before the cases", machineBefore, to: &report)
+        add("machine: the same, after the cases", machineAfter, to: &report)
         for (index, (name, _)) in LatencyPercentiles.reported.enumerated() {
             report.compare("2. \(name): LogStore, compaction running ÷ SQLite, automatic checkpoints", compactingFigures[index], over: checkpointingFigures[index])
             report.compare("2. \(name): LogStore, no compaction ÷ SQLite, wal_autocheckpoint=0", quietFigures[index], over: uncheckpointedFigures[index])
@@ -47,6 +51,7 @@ enum SaveLatency {
     }
 
     /// Adds `latencies`' percentiles, in milliseconds, and returns their figures.
+    @discardableResult
     private static func add(_ label: String, _ latencies: [Double], to report: inout GroupReport) -> [Figure] {
         let percentiles = LatencyPercentiles(latencies)
         let figures = LatencyPercentiles.reported.map { name, fraction in
@@ -82,6 +87,18 @@ enum SaveLatency {
         try check(latencies.count, data, workload, count: try database.writer.read { db in try GRDBPerson.fetchCount(db) },
                   updated: updated, inserted: try StoredPerson.inserted(in: database), engine: "SQLite")
         return latencies
+    }
+
+    /// The machine's own durable write, timed as the saves are: what the
+    /// disk gave a 100-byte append + fdatasync in the same minutes.
+    private static func machineRun(_ data: AppWritesData, _ workload: Workload) throws -> [Double] {
+        let file = try PlainFile(path: data.context.scratch.freshPath("latency.plain"))
+        defer { data.context.scratch.remove(file.path) }
+        let record = [UInt8](repeating: 0x61, count: 100)
+        return try AppWritesData.timeBoxed(workload.saves, workload.timeBox) { _ in
+            try record.withUnsafeBytes { try file.append($0) }
+            try file.synchronize()
+        }
     }
 
     /// Each save's seconds, until all are done or the time box is over.
