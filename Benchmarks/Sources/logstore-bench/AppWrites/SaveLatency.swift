@@ -7,109 +7,155 @@ import LogStore
 /// Single durable saves, each timed on its own: an app's user waits for the
 /// slow ones, which a rate hides. Save `i` inserts a new person when `i` is
 /// even and sets the age of a person picked at random when it is odd.
+///
+/// The cases take turns, a block of saves each, every case on its own
+/// store kept open throughout: a disk whose fsyncs slow down when a
+/// neighbour writes then slows every case alike.
 enum SaveLatency {
     /// What every case saves, and when it stops.
     private struct Workload {
         let saves: Int
+        let block: Int
         let timeBox: Duration
         let keys: [Int64]
         let templates: [PersonValues]
+
+        /// Save `index`: an insert when even, an update when odd.
+        func save(_ index: Int, insert: (PersonValues) throws -> Void, update: (Int) throws -> Void) throws {
+            if index % 2 == 0 {
+                try insert(AppWritesData.newPerson(index / 2, from: templates))
+            } else {
+                try update(index / 2)
+            }
+        }
+    }
+
+    /// One case, open over all the blocks.
+    private struct Case {
+        let label: String
+        let save: (Int) throws -> Void
+        /// Runs a block of saves; the compacting case has its compactions run meanwhile.
+        var around: (() throws -> Void) throws -> Void = { try $0() }
+        /// Checks, untimed, what the saves so far left in the store.
+        var check: (_ saves: Int) throws -> Void = { _ in }
+        let close: () -> Void
     }
 
     static func run(_ data: AppWritesData, into report: inout GroupReport) throws {
         let context = data.context
         let saves = context.scaled(full: 10_000, quick: 300)
         let workload = Workload(
-            saves: saves, timeBox: context.scaled(full: .seconds(60), quick: .seconds(5)),
+            saves: saves, block: context.scaled(full: 500, quick: 50), timeBox: context.scaled(full: .seconds(240), quick: .seconds(10)),
             keys: data.randomKeys(min(data.size, saves / 2), seed: 23_002), templates: PersonValues.make(1_000, seed: 23_003))
-        context.log("app-writes: latency of \(saves.formatted()) single durable saves, 4 cases between two of the machine's")
-        let machineBefore = try machineRun(data, workload)
-        let quiet = try logStoreRun(data, workload, compacting: false)
-        let checkpointing = try sqliteRun(data, workload, automaticCheckpoints: true)
-        let compacting = try logStoreRun(data, workload, compacting: true)
-        let uncheckpointed = try sqliteRun(data, workload, automaticCheckpoints: false)
-        let machineAfter = try machineRun(data, workload)
-
         let size = data.size.formatted()
-        let quietFigures = add("LogStore .fsyncEveryCommit, manual compaction, none running, \(size) people", quiet.latencies, to: &report)
-        let compactingFigures = add("LogStore .fsyncEveryCommit, compactions running back to back", compacting.latencies, to: &report)
-        let checkpointingFigures = add("SQLite synchronous=FULL, automatic checkpoints (wal_autocheckpoint=1000)", checkpointing, to: &report)
-        let uncheckpointedFigures = add("SQLite synchronous=FULL, wal_autocheckpoint=0", uncheckpointed, to: &report)
-        add("machine: pwrite of 100 bytes + fdatasync, before the cases", machineBefore, to: &report)
-        add("machine: the same, after the cases", machineAfter, to: &report)
+        var compactions: [CompactionReport] = []
+        var cases: [Case] = []
+        defer { for opened in cases { opened.close() } }
+        cases.append(try machineCase(data))
+        cases.append(try logStoreCase("LogStore .fsyncEveryCommit, manual compaction, none running, \(size) people", data, workload, compactions: nil))
+        cases.append(try sqliteCase("SQLite synchronous=FULL, automatic checkpoints (wal_autocheckpoint=1000)", data, workload, automaticCheckpoints: true))
+        cases.append(try logStoreCase("LogStore .fsyncEveryCommit, compactions running back to back", data, workload, compactions: { compactions += $0 }))
+        cases.append(try sqliteCase("SQLite synchronous=FULL, wal_autocheckpoint=0", data, workload, automaticCheckpoints: false))
+        context.log("app-writes: latency of up to \(saves.formatted()) single durable saves, \(cases.count) cases taking turns by \(workload.block)")
+
+        let latencies = try takingTurns(cases, workload)
+        let done = latencies[0].count
+        for opened in cases { try opened.check(done) }
+        let figures = zip(cases, latencies).map { opened, measured in add(opened.label, measured, to: &report) }
         for (index, (name, _)) in LatencyPercentiles.reported.enumerated() {
-            report.compare("2. \(name): LogStore, compaction running ÷ SQLite, automatic checkpoints", compactingFigures[index], over: checkpointingFigures[index])
-            report.compare("2. \(name): LogStore, no compaction ÷ SQLite, wal_autocheckpoint=0", quietFigures[index], over: uncheckpointedFigures[index])
+            report.compare("2. \(name): LogStore, compaction running ÷ SQLite, automatic checkpoints", figures[3][index], over: figures[2][index])
+            report.compare("2. \(name): LogStore, no compaction ÷ SQLite, wal_autocheckpoint=0", figures[1][index], over: figures[4][index])
         }
-        let compactions = compacting.compactions
         let longestPause = compactions.map { $0.pauseDuration.seconds }.max() ?? 0
         let mean = compactions.map { $0.duration.seconds }.reduce(0, +) / Double(max(compactions.count, 1))
-        report.fact("2. compactions during the compacting run", "\(compactions.count) finished, \(formatted(mean)) s each on average, longest pause of saves \(formatted(longestPause * 1e3)) ms (CompactionReport.pauseDuration)")
-        report.note("2: latency is the time `save` (LogStore) or `writer.write` (SQLite) took for one save, each case one run of up to \(saves.formatted()) saves (at most \(workload.timeBox) of them), fresh copies of both files; percentiles are nearest-rank over every save of the run; afterwards each side's count, updated people and inserted people are read back and compared with the values written")
+        report.fact("2. saves per case", "\(done.formatted()) (up to \(saves.formatted()), or as many as \(workload.timeBox) allows all cases together)")
+        report.fact("2. compactions during the compacting case", "\(compactions.count) finished, \(formatted(mean)) s each on average, longest pause of saves \(formatted(longestPause * 1e3)) ms (CompactionReport.pauseDuration)")
+        report.note("2: latency is the time `save` (LogStore) or `writer.write` (SQLite) took for one save; the cases take turns, \(workload.block) saves at a time, each on fresh copies of both files kept open throughout; percentiles are nearest-rank over every save of a case; afterwards each side's count, updated people and inserted people are read back and compared with the values written. The machine's case appends 100 bytes and fdatasyncs them, timed the same way: what the disk gave in the same minutes")
         report.note("2: the ratios are of latencies: below 1, LogStore's saves took less time")
-        report.note("2: in the compacting run a thread calls `store.compact()` again as soon as the last one returns, so every save has a compaction under way; in the SQLite run with automatic checkpoints, the commit that takes the WAL past 1000 pages runs the checkpoint inside its own save, so both are counted where they land. The runs without (manual compaction, wal_autocheckpoint=0, SQLite checkpointed afterwards, untimed) show the saves alone")
+        report.note("2: during the compacting case's turns a thread calls `store.compact()` again as soon as the last one returns (a compaction still under way when its turn ends is waited for, untimed), so its saves have a compaction under way; in the SQLite case with automatic checkpoints, the commit that takes the WAL past 1000 pages runs the checkpoint inside its own save, so both are counted where they land. The cases without (manual compaction, wal_autocheckpoint=0 with SQLite checkpointed afterwards, untimed) show the saves alone")
     }
 
-    /// Adds `latencies`' percentiles, in milliseconds, and returns their figures.
-    @discardableResult
-    private static func add(_ label: String, _ latencies: [Double], to report: inout GroupReport) -> [Figure] {
-        let percentiles = LatencyPercentiles(latencies)
-        let figures = LatencyPercentiles.reported.map { name, fraction in
-            report.add("2. \(label): \(name)", value: percentiles.at(fraction) * 1e3, unit: "ms")
+    /// Runs the cases' saves a block at a time, each case in turn, until
+    /// every save is done or the time box is over; returns each case's latencies.
+    private static func takingTurns(_ cases: [Case], _ workload: Workload) throws -> [[Double]] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + workload.timeBox
+        var latencies = Array(repeating: [Double](), count: cases.count)
+        var done = 0
+        while done < workload.saves, clock.now < deadline {
+            let block = done..<min(done + workload.block, workload.saves)
+            for (index, turn) in cases.enumerated() {
+                try turn.around {
+                    for save in block {
+                        let start = clock.now
+                        try turn.save(save)
+                        latencies[index].append((clock.now - start).seconds)
+                    }
+                }
+            }
+            done = block.upperBound
         }
-        report.fact("2. \(label)", "\(percentiles.count.formatted()) saves timed")
-        return figures
-    }
-
-    private static func logStoreRun(_ data: AppWritesData, _ workload: Workload, compacting: Bool) throws -> (latencies: [Double], compactions: [CompactionReport]) {
-        let store = try data.openStoreCopy(durability: .fsyncEveryCommit)
-        defer { data.remove(store) }
-        let ids = AppWritesData.ids(workload.keys, in: store)
-        let compactions = compacting ? BackgroundCompactions(store) : nil
-        let latencies = try timedSaves(
-            workload, insert: { try AppWritesData.saveNew($0, in: store) },
-            update: { try AppWritesData.saveAge(AppWritesData.newAge($0), of: ids[$0], in: store) })
-        let reports = try compactions?.stop() ?? []
-        let updated = try StoredPerson.read(Array(workload.keys.prefix(latencies.count / 2)), from: store)
-        try check(latencies.count, data, workload, count: try store.newContext().count("Person"),
-                  updated: updated, inserted: try StoredPerson.inserted(in: store), engine: "LogStore")
-        return (latencies, reports)
-    }
-
-    private static func sqliteRun(_ data: AppWritesData, _ workload: Workload, automaticCheckpoints: Bool) throws -> [Double] {
-        let database = try data.openSQLiteCopy(automaticCheckpoints: automaticCheckpoints)
-        defer { database.remove() }
-        let latencies = try timedSaves(
-            workload, insert: { try AppWritesData.saveNew($0, in: database) },
-            update: { try AppWritesData.saveAge(AppWritesData.newAge($0), of: workload.keys[$0], in: database) })
-        if !automaticCheckpoints { _ = try AppWritesData.checkpoint(database) }
-        let updated = try StoredPerson.read(Array(workload.keys.prefix(latencies.count / 2)), from: database)
-        try check(latencies.count, data, workload, count: try database.writer.read { db in try GRDBPerson.fetchCount(db) },
-                  updated: updated, inserted: try StoredPerson.inserted(in: database), engine: "SQLite")
         return latencies
     }
 
-    /// The machine's own durable write, timed as the saves are: what the
-    /// disk gave a 100-byte append + fdatasync in the same minutes.
-    private static func machineRun(_ data: AppWritesData, _ workload: Workload) throws -> [Double] {
-        let file = try PlainFile(path: data.context.scratch.freshPath("latency.plain"))
-        defer { data.context.scratch.remove(file.path) }
-        let record = [UInt8](repeating: 0x61, count: 100)
-        return try AppWritesData.timeBoxed(workload.saves, workload.timeBox) { _ in
-            try record.withUnsafeBytes { try file.append($0) }
-            try file.synchronize()
+    /// Adds `latencies`' percentiles, in milliseconds, and returns their figures.
+    private static func add(_ label: String, _ latencies: [Double], to report: inout GroupReport) -> [Figure] {
+        let percentiles = LatencyPercentiles(latencies)
+        return LatencyPercentiles.reported.map { name, fraction in
+            report.add("2. \(label): \(name)", value: percentiles.at(fraction) * 1e3, unit: "ms")
         }
     }
 
-    /// Each save's seconds, until all are done or the time box is over.
-    private static func timedSaves(_ workload: Workload, insert: (PersonValues) throws -> Void, update: (Int) throws -> Void) throws -> [Double] {
-        try AppWritesData.timeBoxed(workload.saves, workload.timeBox) { index in
-            if index % 2 == 0 {
-                try insert(AppWritesData.newPerson(index / 2, from: workload.templates))
-            } else {
-                try update(index / 2)
+    /// `compactions`, when given, receives the reports of the compactions run during each turn.
+    private static func logStoreCase(_ label: String, _ data: AppWritesData, _ workload: Workload,
+                                     compactions: ((([CompactionReport]) -> Void))?) throws -> Case {
+        let store = try data.openStoreCopy(durability: .fsyncEveryCommit)
+        let ids = AppWritesData.ids(workload.keys, in: store)
+        var opened = Case(label: label, save: { index in
+            try workload.save(index, insert: { try AppWritesData.saveNew($0, in: store) },
+                              update: { try AppWritesData.saveAge(AppWritesData.newAge($0), of: ids[$0], in: store) })
+        }, close: { data.remove(store) })
+        if let compactions {
+            opened.around = { block in
+                let running = BackgroundCompactions(store)
+                do { try block() } catch {
+                    _ = try? running.stop()
+                    throw error
+                }
+                compactions(try running.stop())
             }
         }
+        opened.check = { saves in
+            let updated = try StoredPerson.read(Array(workload.keys.prefix(saves / 2)), from: store)
+            try check(saves, data, workload, count: try store.newContext().count("Person"),
+                      updated: updated, inserted: try StoredPerson.inserted(in: store), engine: label)
+        }
+        return opened
+    }
+
+    private static func sqliteCase(_ label: String, _ data: AppWritesData, _ workload: Workload, automaticCheckpoints: Bool) throws -> Case {
+        let database = try data.openSQLiteCopy(automaticCheckpoints: automaticCheckpoints)
+        var opened = Case(label: label, save: { index in
+            try workload.save(index, insert: { try AppWritesData.saveNew($0, in: database) },
+                              update: { try AppWritesData.saveAge(AppWritesData.newAge($0), of: workload.keys[$0], in: database) })
+        }, close: { database.remove() })
+        opened.check = { saves in
+            if !automaticCheckpoints { _ = try AppWritesData.checkpoint(database) }
+            let updated = try StoredPerson.read(Array(workload.keys.prefix(saves / 2)), from: database)
+            try check(saves, data, workload, count: try database.writer.read { db in try GRDBPerson.fetchCount(db) },
+                      updated: updated, inserted: try StoredPerson.inserted(in: database), engine: label)
+        }
+        return opened
+    }
+
+    /// The machine's own durable write, timed as the saves are.
+    private static func machineCase(_ data: AppWritesData) throws -> Case {
+        let file = try PlainFile(path: data.context.scratch.freshPath("latency.plain"))
+        let record = [UInt8](repeating: 0x61, count: 100)
+        return Case(label: "machine: pwrite of 100 bytes + fdatasync", save: { _ in
+            try record.withUnsafeBytes { try file.append($0) }
+            try file.synchronize()
+        }, close: { data.context.scratch.remove(file.path) })
     }
 
     /// Throws unless the engine holds what `saves` saves wrote.
