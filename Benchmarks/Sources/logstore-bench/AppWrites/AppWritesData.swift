@@ -89,10 +89,11 @@ struct AppWritesData {
         }
     }
 
-    /// A copy of `path`, written back to the disk before any clock starts
-    /// so its writeback does not land inside a measurement.
+    /// A copy of `path` under a name of its own (a workload may hold several
+    /// open at once), written back to the disk before any clock starts so
+    /// its writeback does not land inside a measurement.
     private func durableCopy(of path: String) throws -> String {
-        let copy = context.scratch.freshPath("copy-" + URL(fileURLWithPath: path).lastPathComponent)
+        let copy = context.scratch.freshPath("copy-\(UUID().uuidString.prefix(8))-" + URL(fileURLWithPath: path).lastPathComponent)
         SQLiteFiles.remove(copy)
         try FileManager.default.copyItem(atPath: path, toPath: copy)
         try synchronizeFile(at: copy)
