@@ -18,7 +18,7 @@ let groups: [any BenchmarkGroup.Type] = [
     AppendThroughput.self, CommitThroughput.self, Crc32cThroughput.self, Lz4Throughput.self,
     SmallTransactionCompression.self, Recovery.self, RecoveryScan.self, ObjectThroughput.self, FetchThroughput.self, SnapshotThroughput.self,
     ToolThroughput.self, RelationshipThroughput.self,
-    AppStorage.self, AnchorWorkloads.self,
+    AppWrites.self, AppStorage.self, AnchorWorkloads.self,
 ]
 let groupNames = [ScalingMatrix.name] + groups.map { $0.name }
 

@@ -69,7 +69,8 @@ struct MachineLimits: Encodable, Sendable {
         }
     }
 
-    private static func syncedWriteSample(for duration: Duration, _ context: BenchmarkContext) throws -> Sample {
+    /// 100-byte appends, each fdatasynced, for `duration`: the machine's durable-write rate.
+    static func syncedWriteSample(for duration: Duration, _ context: BenchmarkContext) throws -> Sample {
         let file = try PlainFile(path: context.scratch.freshPath("limit-sync.plain"))
         defer { context.scratch.remove(file.path) }
         let record = [UInt8](repeating: 0x61, count: 100)
