@@ -60,7 +60,7 @@ enum SpaceReclaimed {
             return copy
         }
 
-        func logStoreRound() throws -> (Round, [PersonRow]) {
+        func logStoreRound() throws -> (Round, [StoredPerson]) {
             let path = try copy(storeBase)
             defer { context.scratch.remove(path) }
             var round = Round()
@@ -79,10 +79,10 @@ enum SpaceReclaimed {
             }
             let reopened = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
             defer { reopened.close() }
-            return (round, try PersonRow.all(in: reopened))
+            return (round, try StoredPerson.all(in: reopened))
         }
 
-        func sqliteRound() throws -> (Round, [PersonRow]) {
+        func sqliteRound() throws -> (Round, [StoredPerson]) {
             let path = try copy(sqliteBase)
             let database = try GRDBPeople(path: path, synchronousFull: true, indexingAge: true)
             defer { database.remove() }
@@ -111,16 +111,16 @@ enum SpaceReclaimed {
             database.close()
             let reopened = try GRDBPeople(path: path, synchronousFull: true, indexingAge: true)
             defer { reopened.close() }
-            return (round, try PersonRow.all(in: reopened))
+            return (round, try StoredPerson.all(in: reopened))
         }
 
-        let expected = PersonRow.expected(people, keeping: { $0 % 2 == 1 })
+        let expected = StoredPerson.expected(people, keeping: { $0 % 2 == 1 })
         var logStoreRounds: [Round] = [], sqliteRounds: [Round] = []
         for _ in 0..<context.repetitions {
             let (logStore, logStoreRows) = try logStoreRound()
             let (sqlite, sqliteRows) = try sqliteRound()
-            try PersonRow.compare(logStoreRows, expected, "LogStore after delete and compaction")
-            try PersonRow.compare(sqliteRows, expected, "SQLite after delete and VACUUM")
+            try StoredPerson.requireEqual(logStoreRows, expected, "LogStore after delete and compaction")
+            try StoredPerson.requireEqual(sqliteRows, expected, "SQLite after delete and VACUUM")
             logStoreRounds.append(logStore)
             sqliteRounds.append(sqlite)
         }
@@ -149,44 +149,9 @@ enum SpaceReclaimed {
     }
 }
 
-/// One stored person, by key, as both engines give it back.
-struct PersonRow: Equatable {
-    var key: Int64
-    var values: PersonValues
-
-    /// Every person of `store`, by key.
-    static func all(in store: Store) throws -> [PersonRow] {
-        // The context lives until the values are read: objects hold it weakly.
-        let objects = store.newContext()
-        return try objects.fetchAll(BenchPerson.self).map { person in
-            PersonRow(key: Int64(person.objectID.key), values: PersonValues(
-                firstName: person.firstName ?? "", lastName: person.lastName ?? "", age: person.age,
-                orderingValue: person.orderingValue, dateCreated: person.dateCreated ?? .distantPast))
-        }.sorted { $0.key < $1.key }
-    }
-
-    /// Every person of `database`, by id, decoded as GRDB's record decodes it.
-    static func all(in database: GRDBPeople) throws -> [PersonRow] {
-        try database.writer.read { db in
-            try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person ORDER BY id").map { person in
-                PersonRow(key: person.id ?? 0, values: PersonValues(
-                    firstName: person.firstName, lastName: person.lastName, age: person.age,
-                    orderingValue: person.orderingValue, dateCreated: person.dateCreated))
-            }
-        }
-    }
-
+extension StoredPerson {
     /// The people inserted (key i + 1 for `people[i]`) whose key `keeping` keeps.
-    static func expected(_ people: [PersonValues], keeping: (Int64) -> Bool) -> [PersonRow] {
-        people.enumerated().compactMap { index, values in keeping(Int64(index + 1)) ? PersonRow(key: Int64(index + 1), values: values) : nil }
-    }
-
-    /// Throws unless `rows` are `expected`, in order, every value exactly:
-    /// both engines store the date as the same double.
-    static func compare(_ rows: [PersonRow], _ expected: [PersonRow], _ engine: String) throws {
-        guard rows.count == expected.count else { throw BenchmarkError("\(engine): \(rows.count) people stored, not \(expected.count)") }
-        for (row, wanted) in zip(rows, expected) where row != wanted {
-            throw BenchmarkError("\(engine): person \(row.key) is \(row.values), not person \(wanted.key), \(wanted.values)")
-        }
+    static func expected(_ people: [PersonValues], keeping: (Int64) -> Bool) -> [StoredPerson] {
+        people.enumerated().compactMap { index, values in keeping(Int64(index + 1)) ? StoredPerson(key: Int64(index + 1), values) : nil }
     }
 }

@@ -1,46 +1,34 @@
-// A person as either engine gives it back, so the two answers can be compared field by field.
+// A person as an engine gives it back, so two engines' answers can be compared value by value.
 
 import Foundation
 import GRDB
 import LogStore
 
-/// One person as read back from either engine or as written: what the two
-/// engines' answers are compared by. Dates to the millisecond: LogStore
-/// keeps seconds since 2001 and SQLite seconds since 1970 (or text to the
-/// millisecond), and converting between them can move the last bit.
+/// One person as an engine gives it back, or as it was written, by key:
+/// what two engines' answers are compared by, every value exactly (both
+/// store the date as the same double).
 struct StoredPerson: Equatable, CustomStringConvertible {
     var key: Int64
-    var firstName: String
-    var lastName: String
-    var age: Int64
-    var orderingValue: Double
-    var dateCreatedMilliseconds: Int64
-
-    init(key: Int64, firstName: String, lastName: String, age: Int64, orderingValue: Double, dateCreated: Date?) {
-        self.key = key
-        self.firstName = firstName
-        self.lastName = lastName
-        self.age = age
-        self.orderingValue = orderingValue
-        dateCreatedMilliseconds = Int64(((dateCreated?.timeIntervalSince1970 ?? 0) * 1000).rounded())
-    }
+    var values: PersonValues
 
     init(key: Int64, _ values: PersonValues) {
-        self.init(key: key, firstName: values.firstName, lastName: values.lastName, age: values.age,
-                  orderingValue: values.orderingValue, dateCreated: values.dateCreated)
+        self.key = key
+        self.values = values
     }
 
     init(_ person: BenchPerson, key: Int64) {
-        self.init(key: key, firstName: person.firstName ?? "", lastName: person.lastName ?? "", age: person.age,
-                  orderingValue: person.orderingValue, dateCreated: person.dateCreated)
+        self.init(key: key, PersonValues(firstName: person.firstName ?? "", lastName: person.lastName ?? "", age: person.age,
+                                         orderingValue: person.orderingValue, dateCreated: person.dateCreated ?? .distantPast))
     }
 
     init(_ record: GRDBPerson, key: Int64) {
-        self.init(key: key, firstName: record.firstName, lastName: record.lastName, age: record.age,
-                  orderingValue: record.orderingValue, dateCreated: record.dateCreated)
+        self.init(key: key, PersonValues(firstName: record.firstName, lastName: record.lastName, age: record.age,
+                                         orderingValue: record.orderingValue, dateCreated: record.dateCreated))
     }
 
-    var description: String { "#\(key) \(firstName) \(lastName), age \(age), ordering \(orderingValue), created \(dateCreatedMilliseconds) ms" }
+    var description: String {
+        "#\(key) \(values.firstName) \(values.lastName), age \(values.age), ordering \(values.orderingValue), created \(values.dateCreated.timeIntervalSinceReferenceDate)"
+    }
 
     // MARK: - Reading back
 
@@ -70,7 +58,7 @@ struct StoredPerson: Equatable, CustomStringConvertible {
     static func inserted(in store: Store) throws -> [StoredPerson] {
         let request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate(AppWritesData.insertedPredicate))
         return try store.newContext().fetch(request, as: BenchPerson.self)
-            .map { StoredPerson($0, key: 0) }.sorted { $0.orderingValue < $1.orderingValue }
+            .map { StoredPerson($0, key: 0) }.sorted { $0.values.orderingValue < $1.values.orderingValue }
     }
 
     static func inserted(in database: GRDBPeople) throws -> [StoredPerson] {
@@ -78,6 +66,20 @@ struct StoredPerson: Equatable, CustomStringConvertible {
             try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person WHERE orderingValue >= ? ORDER BY orderingValue",
                                     arguments: [AppWritesData.insertedOrderingBase])
         }.map { StoredPerson($0, key: 0) }
+    }
+
+    /// Every person of `store`, by key.
+    static func all(in store: Store) throws -> [StoredPerson] {
+        // The context lives until the values are read: objects hold it weakly.
+        let objects = store.newContext()
+        return try objects.fetchAll(BenchPerson.self).map { StoredPerson($0, key: Int64($0.objectID.key)) }.sorted { $0.key < $1.key }
+    }
+
+    /// Every person of `database`, by id.
+    static func all(in database: GRDBPeople) throws -> [StoredPerson] {
+        try database.writer.read { db in
+            try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person ORDER BY id").map { StoredPerson($0, key: $0.id ?? 0) }
+        }
     }
 
     /// Throws unless `found` is `expected`, naming the first difference.
