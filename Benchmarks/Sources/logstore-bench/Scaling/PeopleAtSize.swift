@@ -175,7 +175,31 @@ struct PeopleAtSize {
             logStore: { try timedRead(workload, logStore) },
             sqlite: sqlite.map { memory, reads in (memory, { try timedRead(workload, reads) }) })
         context.log("scaling \(label): \(workload.rawValue), resident memory of each engine in a child process")
-        return try side.row(runs, limits: limits, recordBytes: recordBytes) { memory in try resident(workload, memory) }
+        var row = try side.row(runs, limits: limits, recordBytes: recordBytes) { memory in try resident(workload, memory) }
+        if workload == .rangeFetch, let defaults = sqlite.first?.1 {
+            row.sqliteVariants.append(try codableRangeFetch(defaults, against: runs.logStore))
+        }
+        return row
+    }
+
+    /// The range fetch through GRDB's Codable record (GRDBPerson) on SQLite
+    /// at its defaults, after the other cases, each run's answer compared
+    /// with LogStore's: what an app that does not hand-write init(row:) gets.
+    private func codableRangeFetch(_ reads: SQLitePersonReads, against logStore: [CaseRun]) throws -> SQLiteVariantFigures {
+        context.log("scaling \(label): range-fetch, GRDB's Codable records")
+        let matches = Double(people.count { (100...200).contains($0.age) })
+        let runs = try logStore.map { logStoreRun in
+            let run = try CaseRun.repeated(work: matches, for: minimumSample, reads.rangeFetchCodable, digest: PersonQueries.digest(sortedByLastName:))
+            guard run.digest == logStoreRun.digest else {
+                throw BenchmarkError("range-fetch at \(size.formatted()) records: LogStore and SQLite's Codable records disagree (LogStore: \(logStoreRun.digest); SQLite: \(run.digest))")
+            }
+            return run
+        }
+        let limit = Workload.rangeFetch.limit(limits, recordBytes: recordBytes).rate
+        let figures = StoreFigures(runs, limit: limit)
+        let logStoreMedian = StoreFigures(logStore, limit: limit).median
+        return SQLiteVariantFigures(memory: SQLiteVariantFigures.codableKind, kind: SQLiteVariantFigures.codableKind,
+                                    figures: figures, ratio: logStoreMedian / figures.median, resident: nil)
     }
 
     /// One sample of `workload`: its query repeated for `minimumSample`,

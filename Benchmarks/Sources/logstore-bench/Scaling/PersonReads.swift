@@ -20,6 +20,10 @@ extension GRDBPersonRow: PersonFields {
     var key: Int64 { id }
 }
 
+extension GRDBPerson: PersonFields {
+    var key: Int64 { id ?? 0 }
+}
+
 /// LogStore's objects copied into values inside the clock, as GRDB's
 /// records are values: the context and its objects are freed before the
 /// clock stops.
@@ -183,6 +187,13 @@ struct SQLitePersonReads: PersonReading {
     func rangeFetch() throws -> [GRDBPersonRow] {
         try reader.read { db in
             try GRDBPersonRow.fetchAll(db.cachedStatement(sql: "SELECT * FROM person WHERE \(PersonQueries.rangeSQL) ORDER BY lastName"))
+        }
+    }
+
+    /// The range fetch through GRDB's Codable record instead of init(row:).
+    func rangeFetchCodable() throws -> [GRDBPerson] {
+        try reader.read { db in
+            try GRDBPerson.fetchAll(db.cachedStatement(sql: "SELECT * FROM person WHERE \(PersonQueries.rangeSQL) ORDER BY lastName"))
         }
     }
 

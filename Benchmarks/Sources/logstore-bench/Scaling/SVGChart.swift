@@ -126,11 +126,12 @@ struct SVGChart {
 extension ScalingReport {
     static let logStoreColor = "#1f6fb4", sqliteColor = "#e07b10", limitColor = "#888888"
 
-    /// The colours of SQLite's memory budgets, by kind.
+    /// The colours of SQLite's cases (memory budgets, Codable records), by kind.
     private static func sqliteColor(_ kind: String) -> String {
         switch kind {
         case SQLiteMemory.defaults.kind: sqliteColor
         case SQLiteMemory.pageCache(bytes: 0).kind: "#c0392b"
+        case SQLiteVariantFigures.codableKind: "#b7950b"
         default: "#7d3c98"
         }
     }

@@ -87,6 +87,9 @@ struct SQLiteVariantFigures: Encodable, Sendable {
     /// LogStore's median throughput ÷ this variant's.
     var ratio: Double
     var resident: ResidentMemory?
+
+    /// The range fetch's extra case: GRDB's Codable record instead of init(row:).
+    static let codableKind = "SQLite defaults, Codable records"
 }
 
 /// The resident memory of a child process that opened one store, warmed
