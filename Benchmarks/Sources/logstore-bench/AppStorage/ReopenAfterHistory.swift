@@ -62,7 +62,7 @@ enum ReopenAfterHistory {
                     throw BenchmarkError("reopen after history: \(kind.rawValue) on \(path) found \(result.digest?.description ?? "nothing") for age == \(queriedAge), not \(expected)")
                 }
                 if !cold { resident[kind] = result.residentBytes }
-                inside[kind.rawValue + path, default: []].append(result.workSeconds ?? .nan)
+                inside[kind.rawValue + path, default: []].append(result.seconds ?? .nan)
                 return seconds
             }
         }

@@ -19,29 +19,45 @@ struct ConcurrentAccess {
 
     private var duration: Duration { context.scaled(full: .seconds(2), quick: .milliseconds(500)) }
 
-    func run(storePath: String, sqlitePath: String, limits: MachineLimits, recordBytes: Double) throws -> [ScalingRow] {
+    /// Runs LogStore and SQLite with each of `memories` (every reader
+    /// connection warmed before the clock, as LogStore's store is), in
+    /// rounds that each start one case later. The writer's row is SQLite's
+    /// at its defaults (the first budget).
+    func run(storePath: String, sqlitePath: String, memories: [SQLiteMemory], limits: MachineLimits, recordBytes: Double) throws -> [ScalingRow] {
         context.log("scaling \(size.formatted()): 4 readers and 1 writer")
         let check = ResultCheck.eachAgainstWrittenValues("every name read is compared with the value written; the count after the writer stops must be the count before plus its saves")
         let side = SideBySide(workload: .concurrentReads, size: size, repetitions: context.repetitions, check: check)
-        var reads: (logStore: [CaseRun], sqlite: [CaseRun]) = ([], [])
         var writes: (logStore: [CaseRun], sqlite: [CaseRun]) = ([], [])
-        for round in 0..<context.repetitions {
-            let order = round % 2 == 0 ? [true, false] : [false, true]
-            for logStore in order {
-                let (read, written) = logStore ? try logStoreRound(storePath, round) : try sqliteRound(sqlitePath, round)
-                if logStore { reads.logStore.append(read); writes.logStore.append(written) }
-                else { reads.sqlite.append(read); writes.sqlite.append(written) }
-            }
+        // Each case's writer saves people of its own (the readers check the data set's).
+        var calls = 0
+        let reads = try side.run(
+            logStore: {
+                defer { calls += 1 }
+                let (read, written) = try logStoreRound(storePath, calls)
+                writes.logStore.append(written)
+                return read
+            },
+            sqlite: memories.map { memory in
+                (memory, {
+                    defer { calls += 1 }
+                    let (read, written) = try sqliteRound(sqlitePath, calls, memory: memory)
+                    if memory == memories[0] { writes.sqlite.append(written) }
+                    return read
+                })
+            })
+        let lookups = min(size, 100_000)
+        let row = try side.row(reads, limits: limits, recordBytes: recordBytes) { memory in
+            let result = try Probe.run(memory == nil ? .readLogStore : .readSQLite, path: memory == nil ? storePath : sqlitePath, count: size,
+                                       [Workload.concurrentReads.rawValue, String(lookups)] + (memory.map { [$0.argument] } ?? [])).result
+            return ResidentMemory(total: result.totalResidentBytes ?? 0, added: result.residentBytes ?? 0)
         }
-        return [
-            side.row(workload: .concurrentReads, logStore: reads.logStore, sqlite: reads.sqlite, limits: limits, recordBytes: recordBytes),
-            side.row(workload: .concurrentWrites, logStore: writes.logStore, sqlite: writes.sqlite, limits: limits, recordBytes: recordBytes),
-        ]
+        return [row, side.row(workload: .concurrentWrites, logStore: writes.logStore, sqlite: writes.sqlite, limits: limits, recordBytes: recordBytes)]
     }
 
     private func logStoreRound(_ path: String, _ round: Int) throws -> (CaseRun, CaseRun) {
         let store = try Store(path: path, model: model)
         defer { store.close() }
+        try LogStoreWarm.warm(store, entity: "Person", scan: PersonQueries.noneByScan)
         let before = try store.newContext().count("Person")
         let newPeople = PersonValues.make(100_000, seed: 8_100 + UInt64(round), ages: 1000)
         let people = self.people
@@ -74,10 +90,11 @@ struct ConcurrentAccess {
         return try Self.runs(counts, before: before, after: after, store: "LogStore")
     }
 
-    private func sqliteRound(_ path: String, _ round: Int) throws -> (CaseRun, CaseRun) {
-        let database = try GRDBPeople(path: path, synchronousFull: true, pool: true)
+    private func sqliteRound(_ path: String, _ round: Int, memory: SQLiteMemory) throws -> (CaseRun, CaseRun) {
+        let database = try GRDBPeople(path: path, synchronousFull: true, pool: true, memory: memory)
         defer { database.close() }
         let writer = database.writer
+        try SQLiteMemory.warmEveryReader(writer as! DatabasePool, table: "person")
         let before = try writer.read { db in try GRDBPerson.fetchCount(db) }
         let newPeople = PersonValues.make(100_000, seed: 8_100 + UInt64(round), ages: 1000)
         let people = self.people

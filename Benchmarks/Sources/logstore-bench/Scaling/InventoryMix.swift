@@ -14,14 +14,52 @@ final class BenchItem: ManagedObject {
     @Managed("dateCreated") var dateCreated: Date?
 }
 
-/// The same item as a GRDB record.
-struct GRDBItem: Codable, FetchableRecord, PersistableRecord {
-    static let databaseTableName = "item"
-    var id: Int64?
+/// An item's values, as both engines' fetches return them: GRDB reads it
+/// by a hand-written `init(row:)` (columns by position, `SELECT *`, the date
+/// from REAL seconds since the reference date, 8 bytes as LogStore stores
+/// it); LogStore's objects are copied into it before their context is freed.
+struct ItemRow: FetchableRecord, Sendable {
     var itemName: String
     var valueInDollars: Int32
     var orderingValue: Double
     var dateCreated: Date
+
+    init(itemName: String, valueInDollars: Int32, orderingValue: Double, dateCreated: Date) {
+        self.itemName = itemName
+        self.valueInDollars = valueInDollars
+        self.orderingValue = orderingValue
+        self.dateCreated = dateCreated
+    }
+
+    init(row: Row) {
+        itemName = row[1]
+        valueInDollars = row[2]
+        orderingValue = row[3]
+        dateCreated = Date(timeIntervalSinceReferenceDate: row[4])
+    }
+
+    init(_ item: BenchItem) {
+        self.init(itemName: item.itemName ?? "", valueInDollars: item.valueInDollars,
+                  orderingValue: item.orderingValue, dateCreated: item.dateCreated ?? .distantPast)
+    }
+}
+
+/// What one round's two fetches returned.
+struct InventoryFetches {
+    var list: [ItemRow]
+    var expensive: [ItemRow]
+
+    /// The list in order; the expensive items, which have no order, sorted by their values.
+    func add(to digest: inout ResultDigest) {
+        let sorted = expensive.sorted { ($0.valueInDollars, $0.orderingValue, $0.itemName) < ($1.valueInDollars, $1.orderingValue, $1.itemName) }
+        for item in list + sorted {
+            digest.add(item.itemName)
+            digest.add(Int64(item.valueInDollars))
+            digest.add(item.orderingValue)
+            digest.add(item.dateCreated.timeIntervalSinceReferenceDate)
+        }
+        digest.add(Int64(expensive.count))
+    }
 }
 
 /// The mixed workload at one size: `size` items to start with, in both stores.
@@ -38,10 +76,8 @@ struct InventoryMix {
     /// scan reads every item.
     private var rounds: Int { max(5, min(50, 5_000_000 / size)) }
 
-    func run() throws -> ScalingRow {
-        context.log("scaling \(size.formatted()): inventory mix, building \(size.formatted()) items in both stores")
-        let items = Self.items(size, seed: 9)
-        let model = try Model {
+    static func model() throws -> Model {
+        try Model {
             Entity("Item", BenchItem.self) {
                 Attribute("itemName", .string)
                 Attribute("valueInDollars", .int32, default: Int32(0))
@@ -49,11 +85,18 @@ struct InventoryMix {
                 Attribute("dateCreated", .date)
             }
         }
+    }
+
+    func run() throws -> ScalingRow {
+        context.log("scaling \(size.formatted()): inventory mix, building \(size.formatted()) items in both stores")
+        let items = Self.items(size, seed: 9)
+        let model = try Self.model()
         let storePath = context.scratch.freshPath("inventory-\(size).logstore")
         let sqlitePath = context.scratch.freshPath("inventory-\(size).sqlite")
+        var sqliteCopies: [String] = []
         defer {
             context.scratch.remove(storePath)
-            SQLiteFiles.remove(sqlitePath)
+            for path in [sqlitePath] + sqliteCopies { SQLiteFiles.remove(path) }
         }
         do {
             let store = try Store(path: storePath, model: model, options: JournalOptions(compaction: .manual))
@@ -65,47 +108,84 @@ struct InventoryMix {
             _ = try store.compact()
             store.close()
         }
-        let database = try Self.openDatabase(sqlitePath)
-        try database.write { db in
-            for item in items { try item.insert(db) }
+        do {
+            let database = try Self.openDatabase(sqlitePath, memory: .defaults)
+            try database.write { db in
+                for item in items { try Self.insert(item, db) }
+            }
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            try database.close()
         }
-        try (database as? DatabaseQueue)?.close()
+        // SQLite at its defaults and with a page cache as large as the
+        // database, each on its own copy, making the same changes.
+        let databaseBytes = SQLiteFiles.paths(of: sqlitePath).reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }
+        let variants = SQLiteMemory.variants(databaseBytes: databaseBytes).filter { if case .mmap = $0 { false } else { true } }
+        for index in variants.indices {
+            let copy = context.scratch.freshPath("inventory-\(size)-\(index).sqlite")
+            try FileManager.default.copyItem(atPath: sqlitePath, toPath: copy)
+            sqliteCopies.append(copy)
+            // Written back now, so its writeback does not land inside a measurement.
+            try synchronizeFile(at: copy)
+        }
 
-        var logStoreLive = Array(1...Int64(size)), sqliteLive = logStoreLive
+        var logStoreLive = Array(1...Int64(size))
+        var sqliteLive = Array(repeating: logStoreLive, count: variants.count)
         let side = SideBySide(workload: .inventoryMix, size: size, repetitions: context.repetitions, check: .bothStoresAgree)
-        var logStoreRepetition = 0, sqliteRepetition = 0
+        var logStoreRepetition = 0
+        var sqliteRepetitions = Array(repeating: 0, count: variants.count)
         let runs = try side.run(
             logStore: {
                 defer { logStoreRepetition += 1 }
                 let store = try Store(path: storePath, model: model)
                 defer { store.close() }
-                return try timedRounds(repetition: logStoreRepetition) { random, digest in
-                    try logStoreRound(store, &logStoreLive, &random, &digest)
+                try Self.warm(store)
+                // The clock runs until a compaction the saves started has finished.
+                return try timedRounds(repetition: logStoreRepetition, until: { try store.waitUntilQuiescent() }) { random in
+                    try logStoreRound(store, &logStoreLive, &random)
                 }
             },
-            sqlite: {
-                defer { sqliteRepetition += 1 }
-                let database = try Self.openDatabase(sqlitePath)
-                defer { try? (database as? DatabaseQueue)?.close() }
-                return try timedRounds(repetition: sqliteRepetition) { random, digest in
-                    try sqliteRound(database, &sqliteLive, &random, &digest)
-                }
+            sqlite: variants.indices.map { index in
+                (variants[index], {
+                    defer { sqliteRepetitions[index] += 1 }
+                    let database = try Self.openDatabase(sqliteCopies[index], memory: variants[index])
+                    defer { try? database.close() }
+                    try database.read { db in try SQLiteMemory.warm(db, table: "item") }
+                    return try timedRounds(repetition: sqliteRepetitions[index], until: {}) { random in
+                        try sqliteRound(database, &sqliteLive[index], &random)
+                    }
+                })
             })
-        return side.row(runs, limits: limits, recordBytes: recordBytes)
+        context.log("scaling \(size.formatted()): inventory mix, resident memory of each engine's fetches")
+        let logStoreResident = try Self.resident(.inventoryFetchesLogStore, storePath)
+        return try side.row(runs, limits: limits, recordBytes: recordBytes) { memory in
+            guard let memory else { return logStoreResident }
+            let index = variants.firstIndex(of: memory)!
+            return try Self.resident(.inventoryFetchesSQLite, sqliteCopies[index], memory.argument)
+        }
     }
 
-    /// `rounds` rounds, timed together; the random choices depend only on
-    /// the repetition, so both stores make the same ones.
-    private func timedRounds(repetition: Int, _ body: (inout SeededRandom, inout ResultDigest) throws -> Void) throws -> CaseRun {
+    private static func resident(_ kind: Probe.Kind, _ path: String, _ arguments: String...) throws -> ResidentMemory {
+        let result = try Probe.run(kind, path: path, count: 0, arguments).result
+        return ResidentMemory(total: result.totalResidentBytes ?? 0, added: result.residentBytes ?? 0)
+    }
+
+    /// `rounds` rounds, timed together with `until` (what the rounds leave
+    /// running); the random choices depend only on the repetition, so both
+    /// stores make the same ones. The fetches are digested off the clock.
+    private func timedRounds(repetition: Int, until finished: () throws -> Void, _ body: (inout SeededRandom) throws -> InventoryFetches) throws -> CaseRun {
         var random = SeededRandom(seed: 9_000 + UInt64(repetition))
-        var digest = ResultDigest()
+        var fetched: [InventoryFetches] = []
+        fetched.reserveCapacity(rounds)
         let seconds = try Stopwatch.seconds {
-            for _ in 0..<rounds { try body(&random, &digest) }
+            for _ in 0..<rounds { fetched.append(try body(&random)) }
+            try finished()
         }
+        var digest = ResultDigest()
+        for fetches in fetched { fetches.add(to: &digest) }
         return CaseRun(work: Double(rounds), operations: Double(rounds), seconds: seconds, digest: digest)
     }
 
-    private func logStoreRound(_ store: Store, _ live: inout [Int64], _ random: inout SeededRandom, _ digest: inout ResultDigest) throws {
+    private func logStoreRound(_ store: Store, _ live: inout [Int64], _ random: inout SeededRandom) throws -> InventoryFetches {
         let objects = store.newContext()
         var inserted: [BenchItem] = []
         for values in Self.items(Self.insertsPerRound, using: &random) { inserted.append(try Self.insert(values, into: objects)) }
@@ -122,21 +202,13 @@ struct InventoryMix {
         }
         try objects.save()
         live += inserted.map { Int64($0.objectID.key) }
-
-        let list = try objects.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")], fetchLimit: Self.listed), as: BenchItem.self)
-        for item in list {
-            digest.add(item.itemName ?? "")
-            digest.add(item.orderingValue)
-        }
-        let expensive = try objects.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate(Self.expensive)), as: BenchItem.self)
-        digest.add(Int64(expensive.count))
-        digest.add(expensive.reduce(Int64(0)) { $0 + Int64($1.valueInDollars) })
+        return try Self.fetches(objects)
     }
 
-    private func sqliteRound(_ database: any DatabaseWriter, _ live: inout [Int64], _ random: inout SeededRandom, _ digest: inout ResultDigest) throws {
+    private func sqliteRound(_ database: any DatabaseWriter, _ live: inout [Int64], _ random: inout SeededRandom) throws -> InventoryFetches {
         try database.write { db in
             for item in Self.items(Self.insertsPerRound, using: &random) {
-                try item.insert(db)
+                try Self.insert(item, db)
                 live.append(db.lastInsertedRowID)
             }
             let move = try db.cachedStatement(sql: "UPDATE item SET orderingValue = ? WHERE id = ?")
@@ -153,16 +225,41 @@ struct InventoryMix {
                 live.remove(at: live.count - Self.insertsPerRound - 1)
             }
         }
-        let (list, expensive) = try database.read { db in
-            (try GRDBItem.fetchAll(db.cachedStatement(sql: "SELECT * FROM item ORDER BY orderingValue LIMIT \(Self.listed)")),
-             try GRDBItem.fetchAll(db.cachedStatement(sql: "SELECT * FROM item WHERE \(Self.expensive)")))
-        }
-        for item in list {
-            digest.add(item.itemName)
-            digest.add(item.orderingValue)
-        }
-        digest.add(Int64(expensive.count))
-        digest.add(expensive.reduce(Int64(0)) { $0 + Int64($1.valueInDollars) })
+        return try database.read(Self.fetches)
+    }
+
+    // MARK: - The fetches, shared with the memory probes
+
+    /// The list's first items by orderingValue and the expensive items, as values.
+    static func fetches(_ objects: ObjectContext) throws -> InventoryFetches {
+        InventoryFetches(
+            list: try objects.fetch(FetchRequest(entityName: "Item", sortDescriptors: [SortKey("orderingValue")], fetchLimit: listed), as: BenchItem.self).map(ItemRow.init),
+            expensive: try objects.fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate(expensive)), as: BenchItem.self).map(ItemRow.init))
+    }
+
+    static func fetches(_ db: Database) throws -> InventoryFetches {
+        InventoryFetches(
+            list: try ItemRow.fetchAll(db.cachedStatement(sql: "SELECT * FROM item ORDER BY orderingValue LIMIT \(listed)")),
+            expensive: try ItemRow.fetchAll(db.cachedStatement(sql: "SELECT * FROM item WHERE \(expensive)")))
+    }
+
+    /// The digest of one run of both fetches, for the memory probes.
+    static func fetchesDigest(_ objects: ObjectContext) throws -> ResultDigest {
+        var digest = ResultDigest()
+        try fetches(objects).add(to: &digest)
+        return digest
+    }
+
+    static func fetchesDigest(_ db: Database) throws -> ResultDigest {
+        var digest = ResultDigest()
+        try fetches(db).add(to: &digest)
+        return digest
+    }
+
+    /// Decodes every block of the items into LogStore's block cache, as
+    /// SQLiteMemory.warm reads every page.
+    static func warm(_ store: Store) throws {
+        try LogStoreWarm.warm(store, entity: "Item", scan: "itemName BEGINSWITH 'zz'")
     }
 
     // MARK: - Items
@@ -174,7 +271,7 @@ struct InventoryMix {
     }
 
     @discardableResult
-    private static func insert(_ values: GRDBItem, into objects: ObjectContext) throws -> BenchItem {
+    private static func insert(_ values: ItemRow, into objects: ObjectContext) throws -> BenchItem {
         let item = try objects.insert(BenchItem.self)
         item.itemName = values.itemName
         item.valueInDollars = values.valueInDollars
@@ -183,32 +280,43 @@ struct InventoryMix {
         return item
     }
 
-    private static func items(_ count: Int, seed: UInt64) -> [GRDBItem] {
+    /// Inserts `values` through the connection's cached statement, the date
+    /// bound as REAL seconds.
+    private static func insert(_ values: ItemRow, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT INTO item (itemName, valueInDollars, orderingValue, dateCreated) VALUES (?, ?, ?, ?)")
+        try statement.execute(arguments: [values.itemName, values.valueInDollars, values.orderingValue, values.dateCreated.timeIntervalSinceReferenceDate])
+    }
+
+    /// The starting items: in list order, each place with a fraction, as
+    /// an app's places between others are.
+    private static func items(_ count: Int, seed: UInt64) -> [ItemRow] {
         var random = SeededRandom(seed: seed)
         return (0..<count).map { index in
             var item = items(1, using: &random)[0]
-            item.orderingValue = Double(index)
+            item.orderingValue = Double(index) + Double(random.next() % 999 + 1) / 1000
             return item
         }
     }
 
-    private static func items(_ count: Int, using random: inout SeededRandom) -> [GRDBItem] {
+    /// Items with dates to the millisecond, so SQLite's REAL is never a whole number.
+    private static func items(_ count: Int, using random: inout SeededRandom) -> [ItemRow] {
         (0..<count).map { _ in
-            GRDBItem(id: nil, itemName: random.phrase(2, from: inventoryWords),
-                     valueInDollars: Int32(random.next() % 2500) + 1,
-                     orderingValue: Self.randomOrdering(&random),
-                     dateCreated: Date(timeIntervalSinceReferenceDate: 7.0e8 + Double(random.next() % 100_000_000)))
+            ItemRow(itemName: random.phrase(2, from: inventoryWords),
+                    valueInDollars: Int32(random.next() % 2500) + 1,
+                    orderingValue: Self.randomOrdering(&random),
+                    dateCreated: Date(timeIntervalSinceReferenceDate: 7.0e8 + Double(random.next() % 100_000_000_000) / 1000))
         }
     }
 
     /// WAL, synchronous FULL (each round's save is durable, as LogStore's
-    /// default), an index on orderingValue.
-    private static func openDatabase(_ path: String) throws -> any DatabaseWriter {
-        let database = try GRDBPeople.open(path, synchronousFull: true, pool: false)
+    /// default), `memory` on every connection, an index on orderingValue
+    /// (as LogStore's model has), dates as REAL seconds.
+    private static func openDatabase(_ path: String, memory: SQLiteMemory) throws -> DatabaseQueue {
+        let database = try GRDBPeople.open(path, synchronousFull: true, pool: false, memory: memory) as! DatabaseQueue
         try database.write { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS item (id INTEGER PRIMARY KEY, itemName TEXT NOT NULL, valueInDollars INTEGER NOT NULL,
-                    orderingValue DOUBLE NOT NULL, dateCreated DATETIME NOT NULL);
+                    orderingValue REAL NOT NULL, dateCreated REAL NOT NULL);
                 CREATE INDEX IF NOT EXISTS item_ordering ON item(orderingValue);
                 """)
         }

@@ -43,6 +43,9 @@ struct PeopleAtSize {
             .row(runs, limits: limits, recordBytes: recordBytes)
     }
 
+    /// Lookups per sample, each key once.
+    private var lookupCount: Int { min(size, context.scaled(full: 100_000, quick: 20_000)) }
+
     /// Runs everything and adds the rows to `report`.
     func run(into report: inout ScalingReport) throws {
         defer {
@@ -50,21 +53,28 @@ struct PeopleAtSize {
             SQLiteFiles.remove(sqlitePath)
         }
         report.memory.append(try buildDataSets())
-        report.rows.append(try openAndQuery())
+        let memories = SQLiteMemory.variants(databaseBytes: Int(report.memory.last!.sqliteFilePerRecord * Double(size)))
+        report.rows.append(try openAndQuery(memories))
+        report.rows += try coldReads()
         report.rows.append(try bulkInsert())
         do {
             let store = try Store(path: storePath, model: model, options: JournalOptions(access: .readOnly))
             defer { store.close() }
-            let database = try GRDBPeople(path: sqlitePath, synchronousFull: true, pool: true)
-            defer { database.close() }
-            report.rows.append(try lookups(store, database))
-            report.rows.append(try rangeFetch(store, database))
-            report.rows.append(try scan(store, database))
-            report.rows.append(try count(store, database))
+            let keys = PersonQueries.distinctKeys(lookupCount, of: size, seed: PersonQueries.lookupSeed)
+            let logStore = try LogStorePersonReads(store, lookupKeys: keys)
+            try logStore.warm()
+            // One connection per budget, each warmed: SQLite's page cache
+            // is per connection, as LogStore's block cache is per store.
+            let sqlite = try memories.map { SQLitePersonReads(reader: try $0.openForReading(sqlitePath), keys: keys) }
+            defer { for reads in sqlite { try? (reads.reader as? DatabaseQueue)?.close() } }
+            for reads in sqlite { try reads.warm() }
+            for workload in [Workload.lookup, .rangeFetch, .scan, .count] {
+                report.rows.append(try read(workload, logStore, zip(memories, sqlite).map { ($0, $1) }))
+            }
         }
         report.rows.append(try changeTenPercent(.update))
         report.rows.append(try changeTenPercent(.delete))
-        report.rows += try writes()
+        report.rows += try writes(memories)
     }
 
     // MARK: - Data sets, memory, open
@@ -89,178 +99,160 @@ struct PeopleAtSize {
             sqliteFilePerRecord: fileSize(sqlitePath) / Double(size))
     }
 
-    private func openAndQuery() throws -> ScalingRow {
-        let runs = try sideBySide(.openAndQuery).run(
-            logStore: { try Self.probeRun(.openLogStore, storePath, size) },
-            sqlite: { try Self.probeRun(.openSQLite, sqlitePath, size) })
-        return row(.openAndQuery, runs)
+    /// A new process opening each file and running its first query, SQLite
+    /// with each budget set (a new process has nothing to warm); each
+    /// engine's resident memory is the last run's.
+    private func openAndQuery(_ memories: [SQLiteMemory]) throws -> ScalingRow {
+        var resident: [String: ResidentMemory] = [:]
+        func probe(_ kind: Probe.Kind, _ path: String, _ memory: SQLiteMemory?) throws -> CaseRun {
+            let (result, seconds) = try Probe.run(kind, path: path, count: size, memory.map { [$0.argument] } ?? [])
+            resident[memory?.argument ?? "logstore"] = ResidentMemory(total: result.totalResidentBytes ?? 0, added: result.residentBytes ?? 0)
+            return CaseRun(work: 1, operations: 1, seconds: seconds, digest: result.digest ?? ResultDigest())
+        }
+        let side = sideBySide(.openAndQuery)
+        let runs = try side.run(
+            logStore: { try probe(.openLogStore, storePath, nil) },
+            sqlite: memories.map { memory in (memory, { try probe(.openSQLite, sqlitePath, memory) }) })
+        return side.row(runs, limits: limits, recordBytes: recordBytes) { resident[$0?.argument ?? "logstore"] }
     }
 
-    private static func probeRun(_ kind: Probe.Kind, _ path: String, _ size: Int) throws -> CaseRun {
-        let (result, seconds) = try Probe.run(kind, path: path, count: size)
-        return CaseRun(work: 1, operations: 1, seconds: seconds, digest: result.digest ?? ResultDigest())
+    /// Open + first query, and 1,000 lookups right after open, each in a
+    /// new process after the kernel's page cache is dropped: what a user
+    /// waits for after a reboot. SQLite at its defaults (nothing is warm).
+    private func coldReads() throws -> [ScalingRow] {
+        guard PageCache.drop() else {
+            context.log("scaling \(label): cannot drop the page cache (not root?); no cold runs")
+            return []
+        }
+        func cold(_ kind: Probe.Kind, _ path: String, lookups: Bool) throws -> CaseRun {
+            guard PageCache.drop() else { throw BenchmarkError("dropping the page cache failed part way") }
+            let (result, seconds) = try Probe.run(kind, path: path, count: size)
+            let work = lookups ? Double(Probe.coldLookups) : 1
+            return CaseRun(work: work, operations: work, seconds: lookups ? result.seconds ?? 0 : seconds, digest: result.digest ?? ResultDigest())
+        }
+        let open = try sideBySide(.openAndQueryCold).run(
+            logStore: { try cold(.openLogStore, storePath, lookups: false) },
+            sqlite: { try cold(.openSQLite, sqlitePath, lookups: false) })
+        let lookups = try sideBySide(.lookupCold).run(
+            logStore: { try cold(.lookupsAfterOpenLogStore, storePath, lookups: true) },
+            sqlite: { try cold(.lookupsAfterOpenSQLite, sqlitePath, lookups: true) })
+        return [row(.openAndQueryCold, open), row(.lookupCold, lookups)]
     }
 
     // MARK: - Bulk insert
 
+    /// One save of every person (one per million) into a new store under
+    /// the default compaction policy, timed until the compaction it starts
+    /// has finished as well; SQLite checkpoints inside its commit.
     private func bulkInsert() throws -> ScalingRow {
         let work = Double(size)
         let runs = try sideBySide(.bulkInsert).run(
             logStore: {
                 let path = context.scratch.freshPath("bulk.logstore")
                 defer { context.scratch.remove(path) }
-                let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
+                let store = try Store(path: path, model: model)
                 defer { store.close() }
-                return try CaseRun.timed(work: work, { try PersonModel.insert(people, into: store) },
-                                         digest: { try ResultDigest(count: store.newContext().count("Person")) })
+                return try CaseRun.timedUntilQuiescent(store, work: work, { try PersonModel.insert(people, into: store) },
+                                                       digest: { try PersonSample.inserted(store) })
             },
             sqlite: {
                 let database = try GRDBPeople(path: context.scratch.freshPath("bulk.sqlite"), synchronousFull: true, indexingAge: true)
                 defer { database.remove() }
                 return try CaseRun.timed(work: work, { try database.insertWithStatement(people) },
-                                         digest: { try ResultDigest(count: database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
+                                         digest: { try database.writer.read(PersonSample.inserted) })
             })
         return row(.bulkInsert, runs)
     }
 
     // MARK: - Reads
 
-    /// Distinct keys in a random order: every lookup misses the context's
-    /// identity map, as a first touch does.
-    private func randomKeys(_ count: Int, seed: UInt64) -> [Int64] {
-        var random = SeededRandom(seed: seed)
-        var keys = Array(1...Int64(size))
-        keys.shuffle(using: &random)
-        return Array(keys.prefix(count))
-    }
-
-    private func lookups(_ store: Store, _ database: GRDBPeople) throws -> ScalingRow {
-        let keys = randomKeys(min(size, context.scaled(full: 100_000, quick: 20_000)), seed: 8_001)
-        let ids = keys.map { ObjectID(storeID: store.storeID, entityName: "Person", key: UInt64($0)) }
-        let work = Double(keys.count)
-        func digest(_ names: [String]) -> ResultDigest {
-            var digest = ResultDigest()
-            for name in names { digest.add(name) }
-            return digest
+    /// A read workload on LogStore and on SQLite with each memory budget,
+    /// every case warmed before; only the query is timed, its results freed
+    /// on the clock (LogStore's context within it) and digested off it.
+    private func read(_ workload: Workload, _ logStore: LogStorePersonReads, _ sqlite: [(SQLiteMemory, SQLitePersonReads)]) throws -> ScalingRow {
+        let side = sideBySide(workload)
+        let runs = try side.run(
+            logStore: { try timedRead(workload, logStore) },
+            sqlite: sqlite.map { memory, reads in (memory, { try timedRead(workload, reads) }) })
+        context.log("scaling \(label): \(workload.rawValue), resident memory of each engine in a child process")
+        var row = try side.row(runs, limits: limits, recordBytes: recordBytes) { memory in try resident(workload, memory) }
+        if workload == .rangeFetch, let defaults = sqlite.first?.1 {
+            row.sqliteVariants.append(try codableRangeFetch(defaults, against: runs.logStore))
         }
-        let runs = try sideBySide(.lookup).run(
-            logStore: {
-                let objects = store.newContext()
-                return try CaseRun.timed(work: work, operations: work, {
-                    var names: [String] = []
-                    names.reserveCapacity(ids.count)
-                    for id in ids { names.append((try objects.object(with: id) as! BenchPerson).firstName ?? "") }
-                    return names
-                }, digest: digest)
-            },
-            sqlite: {
-                try CaseRun.timed(work: work, operations: work, {
-                    try database.writer.read { db in
-                        let statement = try db.cachedStatement(sql: "SELECT firstName FROM person WHERE id = ?")
-                        var names: [String] = []
-                        names.reserveCapacity(keys.count)
-                        for key in keys { names.append(try String.fetchOne(statement, arguments: [key]) ?? "") }
-                        return names
-                    }
-                }, digest: digest)
-            })
-        return row(.lookup, runs)
+        return row
     }
 
-    private func rangeFetch(_ store: Store, _ database: GRDBPeople) throws -> ScalingRow {
-        let request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age BETWEEN {100, 200}"),
-                                   sortDescriptors: [SortKey("lastName")])
+    /// The range fetch through GRDB's Codable record (GRDBPerson) on SQLite
+    /// at its defaults, after the other cases, each run's answer compared
+    /// with LogStore's: what an app that does not hand-write init(row:) gets.
+    private func codableRangeFetch(_ reads: SQLitePersonReads, against logStore: [CaseRun]) throws -> SQLiteVariantFigures {
+        context.log("scaling \(label): range-fetch, GRDB's Codable records")
         let matches = Double(people.count { (100...200).contains($0.age) })
-        // The order of ties in lastName is each store's own: compare the
-        // names in order and the IDs as a set.
-        func digest(_ rows: [(key: Int64, lastName: String)]) -> ResultDigest {
-            var digest = ResultDigest()
-            for row in rows { digest.add(row.lastName) }
-            digest.add(ResultDigest(keySet: rows.map(\.key)))
-            return digest
+        let runs = try logStore.map { logStoreRun in
+            let run = try CaseRun.repeated(work: matches, for: minimumSample, reads.rangeFetchCodable, digest: PersonQueries.digest(sortedByLastName:))
+            guard run.digest == logStoreRun.digest else {
+                throw BenchmarkError("range-fetch at \(size.formatted()) records: LogStore and SQLite's Codable records disagree (LogStore: \(logStoreRun.digest); SQLite: \(run.digest))")
+            }
+            return run
         }
-        let runs = try sideBySide(.rangeFetch).run(
-            logStore: {
-                try CaseRun.repeated(work: matches, for: minimumSample) {
-                    let objects = try store.newContext().fetch(request, as: BenchPerson.self)
-                    return digest(objects.map { (Int64($0.objectID.key), $0.lastName ?? "") })
-                }
-            },
-            sqlite: {
-                try CaseRun.repeated(work: matches, for: minimumSample) {
-                    let records = try database.writer.read { db in
-                        try GRDBPerson.fetchAll(db.cachedStatement(sql: "SELECT * FROM person WHERE age BETWEEN 100 AND 200 ORDER BY lastName"))
-                    }
-                    return digest(records.map { ($0.id ?? 0, $0.lastName) })
-                }
-            })
-        return row(.rangeFetch, runs)
+        let limit = Workload.rangeFetch.limit(limits, recordBytes: recordBytes).rate
+        let figures = StoreFigures(runs, limit: limit)
+        let logStoreMedian = StoreFigures(logStore, limit: limit).median
+        return SQLiteVariantFigures(memory: SQLiteVariantFigures.codableKind, kind: SQLiteVariantFigures.codableKind,
+                                    figures: figures, ratio: logStoreMedian / figures.median, resident: nil)
     }
 
-    private func scan(_ store: Store, _ database: GRDBPeople) throws -> ScalingRow {
-        let request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate("lastName BEGINSWITH[c] 'sm'"))
-        let runs = try sideBySide(.scan).run(
-            logStore: {
-                try CaseRun.repeated(work: Double(size), for: minimumSample) {
-                    ResultDigest(keySet: try store.newContext().fetchIDs(request).map { Int64($0.key) })
-                }
-            },
-            sqlite: {
-                try CaseRun.repeated(work: Double(size), for: minimumSample) {
-                    // LIKE is case-insensitive for ASCII, as BEGINSWITH[c] is here.
-                    ResultDigest(keySet: try database.writer.read { db in
-                        try Int64.fetchAll(db.cachedStatement(sql: "SELECT id FROM person WHERE lastName LIKE 'sm%'"))
-                    })
-                }
-            })
-        return row(.scan, runs)
-    }
-
-    private func count(_ store: Store, _ database: GRDBPeople) throws -> ScalingRow {
-        let request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age BETWEEN {100, 200}"))
+    /// One sample of `workload`: its query repeated for `minimumSample`,
+    /// only the query on the clock.
+    private func timedRead(_ workload: Workload, _ reads: some PersonReading) throws -> CaseRun {
         let matches = Double(people.count { (100...200).contains($0.age) })
-        let runs = try sideBySide(.count).run(
-            logStore: {
-                try CaseRun.repeated(work: matches, for: minimumSample) { ResultDigest(count: try store.newContext().count(for: request)) }
-            },
-            sqlite: {
-                try CaseRun.repeated(work: matches, for: minimumSample) {
-                    ResultDigest(count: try database.writer.read { db in
-                        try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM person WHERE age BETWEEN 100 AND 200")) ?? -1
-                    })
-                }
-            })
-        return row(.count, runs)
+        switch workload {
+        case .lookup:
+            let work = Double(lookupCount)
+            var run = try CaseRun.repeated(work: work, for: minimumSample, reads.lookup, digest: PersonQueries.digest(names:))
+            run.operations *= work
+            return run
+        case .rangeFetch: return try CaseRun.repeated(work: matches, for: minimumSample, reads.rangeFetch, digest: PersonQueries.digest(sortedByLastName:))
+        case .scan: return try CaseRun.repeated(work: Double(size), for: minimumSample, reads.scan, digest: { ResultDigest(keySet: $0) })
+        default: return try CaseRun.repeated(work: matches, for: minimumSample, reads.count, digest: { ResultDigest(count: $0) })
+        }
+    }
+
+    /// Resident memory of a child that opens the store (nil) or the database
+    /// with `memory`, warms it and runs `workload` once.
+    private func resident(_ workload: Workload, _ memory: SQLiteMemory?) throws -> ResidentMemory {
+        var arguments = [workload.rawValue, String(lookupCount)]
+        if let memory { arguments.append(memory.argument) }
+        let result = try Probe.run(memory == nil ? .readLogStore : .readSQLite, path: memory == nil ? storePath : sqlitePath,
+                                   count: size, arguments).result
+        return ResidentMemory(total: result.totalResidentBytes ?? 0, added: result.residentBytes ?? 0)
     }
 
     // MARK: - Updates and deletes
 
     /// Updates (age = 1000, outside the data's range) or deletes a random
-    /// tenth of the records in one save, on fresh copies of both files.
+    /// tenth of the records in one durable save, on fresh copies of both
+    /// files; LogStore's clock runs until a compaction the save started has
+    /// finished, and its context is freed within it.
     private func changeTenPercent(_ workload: Workload) throws -> ScalingRow {
-        let keys = randomKeys(size / 10, seed: 8_002)
+        let keys = PersonQueries.distinctKeys(size / 10, of: size, seed: 8_002)
         let work = Double(keys.count)
         let updating = workload == .update
         let runs = try sideBySide(workload).run(
             logStore: {
                 let copy = try copied(storePath)
                 defer { context.scratch.remove(copy) }
-                let store = try Store(path: copy, model: model, options: JournalOptions(compaction: .manual))
+                let store = try Store(path: copy, model: model)
                 defer { store.close() }
-                let objects = store.newContext()
                 let ids = keys.map { ObjectID(storeID: store.storeID, entityName: "Person", key: UInt64($0)) }
-                return try CaseRun.timed(work: work, {
+                return try CaseRun.timedUntilQuiescent(store, work: work, {
+                    let objects = store.newContext()
                     for id in ids {
                         let person = try objects.object(with: id) as! BenchPerson
                         if updating { person.age = 1000 } else { try objects.delete(person) }
                     }
                     try objects.save()
-                }, digest: { _ in
-                    let fresh = store.newContext()
-                    return ResultDigest(count: updating
-                        ? try fresh.count(for: FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 1000")))
-                        : try fresh.count("Person"))
-                })
+                }, digest: { _ in try PersonSample.changed(store, updating: updating) })
             },
             sqlite: {
                 let copy = try copied(sqlitePath)
@@ -268,15 +260,15 @@ struct PeopleAtSize {
                 defer { database.remove() }
                 return try CaseRun.timed(work: work, {
                     try database.writer.write { db in
-                        let statement = try db.cachedStatement(sql: updating
-                            ? "UPDATE person SET age = 1000 WHERE id = ?" : "DELETE FROM person WHERE id = ?")
-                        for key in keys { try statement.execute(arguments: [key]) }
+                        if updating {
+                            let statement = try db.cachedStatement(sql: "UPDATE person SET age = ? WHERE id = ?")
+                            for key in keys { try statement.execute(arguments: [1000, key]) }
+                        } else {
+                            let statement = try db.cachedStatement(sql: "DELETE FROM person WHERE id = ?")
+                            for key in keys { try statement.execute(arguments: [key]) }
+                        }
                     }
-                }, digest: { _ in
-                    ResultDigest(count: try database.writer.read { db in
-                        try Int.fetchOne(db, sql: updating ? "SELECT COUNT(*) FROM person WHERE age = 1000" : "SELECT COUNT(*) FROM person") ?? -1
-                    })
-                })
+                }, digest: { _ in try database.writer.read { db in try PersonSample.changed(db, updating: updating) } })
             })
         return row(workload, runs)
     }
@@ -293,37 +285,46 @@ struct PeopleAtSize {
     // MARK: - Writes on a live data set
 
     /// Single-record saves, durable and not, then 4 readers beside a writer,
-    /// on one copy of each file that the saves grow.
-    private func writes() throws -> [ScalingRow] {
+    /// on one copy of each file that the saves grow. LogStore runs under the
+    /// default compaction policy, its clock going on until a compaction the
+    /// saves started has finished ("quiescent"); SQLite checkpoints inside
+    /// its commits. The people saved are aged 1000 and over, so the rounds'
+    /// saves can be read back and compared.
+    private func writes(_ memories: [SQLiteMemory]) throws -> [ScalingRow] {
         let storeCopy = try copied(storePath), sqliteCopy = try copied(sqlitePath)
         defer {
             context.scratch.remove(storeCopy)
             SQLiteFiles.remove(sqliteCopy)
         }
         let saves = context.scaled(full: 1_000, quick: 200)
-        let newPeople = PersonValues.make(saves, seed: 8_003, ages: 1000)
+        let newPeople = PersonValues.make(saves, seed: 8_003, ages: 1000).map { person in
+            var person = person
+            person.age += PersonSample.savedAge
+            return person
+        }
         var rows: [ScalingRow] = []
         for (workload, durable) in [(Workload.durableSaves, true), (.deferredSaves, false)] {
             let runs = try sideBySide(workload).run(
                 logStore: {
                     let store = try Store(path: storeCopy, model: model, options: JournalOptions(durability: durable ? .fsyncEveryCommit : .deferredToOS))
                     defer { store.close() }
-                    let objects = store.newContext()
-                    return try CaseRun.timed(work: Double(saves), operations: Double(saves), {
+                    return try CaseRun.timedUntilQuiescent(store, work: Double(saves), operations: Double(saves), {
+                        let objects = store.newContext()
                         for values in newPeople { try PersonModel.insert([values], into: objects) }
-                    }, digest: { _ in ResultDigest(count: try store.newContext().count("Person")) })
+                    }, digest: { _ in try PersonSample.saved(store) })
                 },
                 sqlite: {
                     let database = try GRDBPeople(path: sqliteCopy, synchronousFull: durable)
                     defer { database.close() }
                     return try CaseRun.timed(work: Double(saves), operations: Double(saves), {
                         for values in newPeople { try database.writer.write { db in try GRDBPeople.insert(CollectionOfOne(values), db) } }
-                    }, digest: { _ in ResultDigest(count: try database.writer.read { db in try GRDBPerson.fetchCount(db) }) })
+                    }, digest: { _ in try database.writer.read(PersonSample.saved) })
                 })
             rows.append(row(workload, runs))
         }
         rows += try ConcurrentAccess(people: people, model: model, context: context, size: size)
-            .run(storePath: storeCopy, sqlitePath: sqliteCopy, limits: limits, recordBytes: recordBytes)
+            .run(storePath: storeCopy, sqlitePath: sqliteCopy, memories: memories.filter { if case .mmap = $0 { false } else { true } },
+                 limits: limits, recordBytes: recordBytes)
         return rows
     }
 }

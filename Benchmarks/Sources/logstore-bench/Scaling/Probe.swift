@@ -1,7 +1,7 @@
 // Work done in a child process of the harness: a cold open is only cold in
 // a new process, and peak memory is only one store's in a process of its own.
 //
-//   logstore-bench --probe KIND [PATH COUNT]
+//   logstore-bench --probe KIND [PATH COUNT [ARGUMENTS…]]
 //
 // The child prints one JSON line (a ProbeResult); the parent times it from
 // start to exit.
@@ -16,11 +16,12 @@ struct ProbeResult: Codable, Sendable {
     var digest: ResultDigest?
     /// Resident bytes the work added (VmRSS after minus before).
     var residentBytes: Int?
+    /// VmRSS after the work.
+    var totalResidentBytes: Int?
+    /// Seconds of the timed part of the work, when the child times it itself.
+    var seconds: Double?
     /// The process's peak resident bytes (VmHWM) beyond what it held before the work.
     var peakBytes: Int?
-    /// Seconds the work took inside the child, without the process's start
-    /// and exit (the reopen probes).
-    var workSeconds: Double?
 }
 
 enum Probe {
@@ -33,23 +34,40 @@ enum Probe {
         case buildSQLite = "build-sqlite"
         /// Open the store at PATH and fetch the IDs of people aged 500.
         case openLogStore = "open-logstore"
-        /// Open the database at PATH and select the ids of people aged 500.
+        /// Open the database at PATH (with the SQLite memory variant given
+        /// after COUNT, if any) and select the ids of people aged 500.
         case openSQLite = "open-sqlite"
         /// Open the store at PATH read-write, as an app does (no automatic
         /// compaction), and fetch the IDs of people aged 50 (AppStorage/ReopenAfterHistory.swift).
         case reopenLogStore = "reopen-logstore"
         /// Open the database at PATH read-write and select the ids of people aged 50.
         case reopenSQLite = "reopen-sqlite"
+        /// Open the store at PATH, warm it, run a read workload once (WORKLOAD
+        /// LOOKUPS after COUNT); the resident memory is the store's.
+        case readLogStore = "read-logstore"
+        /// The same on the database at PATH (WORKLOAD LOOKUPS MEMORY after COUNT).
+        case readSQLite = "read-sqlite"
+        /// Time opening the store at PATH and 1,000 lookups of distinct keys.
+        case lookupsAfterOpenLogStore = "lookups-after-open-logstore"
+        /// The same on the database at PATH.
+        case lookupsAfterOpenSQLite = "lookups-after-open-sqlite"
+        /// Open the inventory store at PATH, warm it and run the mix's two fetches once.
+        case inventoryFetchesLogStore = "inventory-fetches-logstore"
+        /// The same on the inventory database at PATH (MEMORY after COUNT).
+        case inventoryFetchesSQLite = "inventory-fetches-sqlite"
     }
+
+    /// The lookups of a cold run, right after open.
+    static let coldLookups = 1_000
 
     // MARK: - Parent side
 
     /// Runs the harness as a child doing `kind`; returns its result and the
     /// seconds from start to exit.
-    static func run(_ kind: Kind, path: String = "", count: Int = 0) throws -> (result: ProbeResult, seconds: Double) {
+    static func run(_ kind: Kind, path: String = "", count: Int = 0, _ arguments: [String] = []) throws -> (result: ProbeResult, seconds: Double) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--probe", kind.rawValue, path, String(count)]
+        process.arguments = ["--probe", kind.rawValue, path, String(count)] + arguments
         let output = Pipe()
         process.standardOutput = output
         var data = Data()
@@ -80,10 +98,10 @@ enum Probe {
     /// The child's work: called by main when the first argument is `--probe`.
     static func main(_ arguments: [String]) -> Never {
         do {
-            guard arguments.count == 3, let kind = Kind(rawValue: arguments[0]), let count = Int(arguments[2]) else {
-                throw BenchmarkError("usage: --probe \(Kind.allCases.map(\.rawValue).joined(separator: "|")) PATH COUNT")
+            guard arguments.count >= 3, let kind = Kind(rawValue: arguments[0]), let count = Int(arguments[2]) else {
+                throw BenchmarkError("usage: --probe \(Kind.allCases.map(\.rawValue).joined(separator: "|")) PATH COUNT [ARGUMENTS…]")
             }
-            let result = try work(kind, path: arguments[1], count: count)
+            let result = try work(kind, path: arguments[1], count: count, Array(arguments.dropFirst(3)))
             let line = try JSONEncoder().encode(result)
             FileHandle.standardOutput.write(line + Data("\n".utf8))
             exit(0)
@@ -93,7 +111,10 @@ enum Probe {
         }
     }
 
-    private static func work(_ kind: Kind, path: String, count: Int) throws -> ProbeResult {
+    private static func work(_ kind: Kind, path: String, count: Int, _ arguments: [String]) throws -> ProbeResult {
+        // What the work opened stays open until its memory is measured.
+        var held: [Any] = []
+        defer { withExtendedLifetime(held) {} }
         switch kind {
         case .nothing:
             return ProbeResult()
@@ -120,37 +141,93 @@ enum Probe {
             let model = try PersonModel.make(indexingAge: true)
             return try measuringMemory {
                 let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
+                held.append(store)
                 let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 500")))
                 return ResultDigest(keySet: ids.map { Int64($0.key) })
             }
         case .openSQLite:
+            let memory = try arguments.first.map(SQLiteMemory.init(argument:)) ?? .defaults
             return try measuringMemory {
-                var configuration = Configuration()
-                configuration.readonly = true
-                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                let queue = try memory.openForReading(path)
+                held.append(queue)
                 let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = 500") }
                 return ResultDigest(keySet: ids)
             }
         case .reopenLogStore:
             let model = try PersonModel.make(indexingAge: true)
-            return try timingWork { try measuringMemory {
+            return try timed { try measuringMemory {
                 let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
+                held.append(store)
                 let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == \(ReopenAfterHistory.queriedAge)")))
                 return ResultDigest(keySet: ids.map { Int64($0.key) })
             } }
         case .reopenSQLite:
-            return try timingWork { try measuringMemory {
+            return try timed { try measuringMemory {
                 let queue = try DatabaseQueue(path: path)
+                held.append(queue)
                 let ids = try queue.read { db in try Int64.fetchAll(db, sql: "SELECT id FROM person WHERE age = ?", arguments: [ReopenAfterHistory.queriedAge]) }
                 return ResultDigest(keySet: ids)
             } }
+        case .readLogStore, .readSQLite:
+            guard arguments.count >= 2, let workload = Workload(rawValue: arguments[0]), let lookups = Int(arguments[1]) else {
+                throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT WORKLOAD LOOKUPS [MEMORY]")
+            }
+            let keys = PersonQueries.distinctKeys(lookups, of: count, seed: PersonQueries.lookupSeed)
+            if kind == .readLogStore {
+                let model = try PersonModel.make(indexingAge: true)
+                return try measuringMemory {
+                    let reads = try LogStorePersonReads(try Store(path: path, model: model, options: JournalOptions(access: .readOnly)), lookupKeys: keys)
+                    held.append(reads.store)
+                    try reads.warm()
+                    return try reads.once(workload)
+                }
+            }
+            let memory = try arguments.count > 2 ? SQLiteMemory(argument: arguments[2]) : .defaults
+            return try measuringMemory {
+                let reader: any DatabaseReader = workload == .concurrentReads
+                    ? try GRDBPeople.open(path, synchronousFull: true, pool: true, memory: memory) : try memory.openForReading(path)
+                let reads = SQLitePersonReads(reader: reader, keys: keys)
+                held.append(reader)
+                try reads.warm()
+                return try reads.once(workload)
+            }
+        case .lookupsAfterOpenLogStore:
+            let keys = PersonQueries.distinctKeys(coldLookups, of: count, seed: PersonQueries.coldSeed)
+            let model = try PersonModel.make(indexingAge: true)
+            return try timed {
+                let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
+                return ProbeResult(digest: PersonQueries.digest(names: try LogStorePersonReads(store, lookupKeys: keys).lookup()))
+            }
+        case .lookupsAfterOpenSQLite:
+            let keys = PersonQueries.distinctKeys(coldLookups, of: count, seed: PersonQueries.coldSeed)
+            return try timed {
+                ProbeResult(digest: PersonQueries.digest(names: try SQLitePersonReads(reader: try SQLiteMemory.defaults.openForReading(path), keys: keys).lookup()))
+            }
+        case .inventoryFetchesLogStore:
+            let model = try InventoryMix.model()
+            return try measuringMemory {
+                let store = try Store(path: path, model: model, options: JournalOptions(access: .readOnly))
+                held.append(store)
+                try InventoryMix.warm(store)
+                return try InventoryMix.fetchesDigest(store.newContext())
+            }
+        case .inventoryFetchesSQLite:
+            let memory = try arguments.first.map(SQLiteMemory.init(argument:)) ?? .defaults
+            return try measuringMemory {
+                let queue = try memory.openForReading(path)
+                held.append(queue)
+                try queue.read { db in try SQLiteMemory.warm(db, table: "item") }
+                return try queue.read(InventoryMix.fetchesDigest)
+            }
         }
     }
 
-    /// `body`'s result with the seconds it took.
-    private static func timingWork(_ body: () throws -> ProbeResult) throws -> ProbeResult {
+    /// `body`'s result with the seconds it took in the child: the work
+    /// without the process's start and exit.
+    private static func timed(_ body: () throws -> ProbeResult) throws -> ProbeResult {
         var result = ProbeResult()
-        result.workSeconds = try Stopwatch.seconds { result = try body() }
+        let seconds = try Stopwatch.seconds { result = try body() }
+        result.seconds = seconds
         return result
     }
 
@@ -160,7 +237,8 @@ enum Probe {
         let before = ProcessMemory.read()
         let digest = try body()
         let after = ProcessMemory.read()
-        return ProbeResult(digest: digest, residentBytes: after.resident - before.resident, peakBytes: after.peak - before.resident)
+        return ProbeResult(digest: digest, residentBytes: after.resident - before.resident, totalResidentBytes: after.resident,
+                           peakBytes: after.peak - before.resident)
     }
 }
 

@@ -29,22 +29,31 @@ struct SVGChart {
 
     var svg: String {
         let rows = (panels.count + columns - 1) / columns
-        let width = Double(columns) * Self.panelWidth, height = 56 + Double(rows) * Self.panelHeight
+        let width = Double(columns) * Self.panelWidth
+        // The legend, wrapped to the chart's width: each entry's place.
+        var legend: [(series: ChartSeries, x: Double, y: Double)] = []
+        var legendX = 10.0, legendY = 40.0
+        var seen = Set<String>()
+        for series in panels.flatMap(\.series) where seen.insert(series.label).inserted {
+            let entryWidth = 40 + Double(series.label.count) * 6.2
+            if legendX + entryWidth > width, legendX > 10 { (legendX, legendY) = (10, legendY + 16) }
+            legend.append((series, legendX, legendY))
+            legendX += entryWidth
+        }
+        let panelsTop = legendY + 16
+        let height = panelsTop + Double(rows) * Self.panelHeight
         var out = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif" font-size="11">
             <rect width="100%" height="100%" fill="white"/>
             <text x="10" y="22" font-size="15" font-weight="bold">\(escape(title))</text>
 
             """
-        var legendX = 10.0
-        var seen = Set<String>()
-        for series in panels.flatMap(\.series) where seen.insert(series.label).inserted {
-            out += "<line x1=\"\(legendX)\" y1=\"40\" x2=\"\(legendX + 22)\" y2=\"40\" stroke=\"\(series.color)\" stroke-width=\"2.5\"\(series.dashed ? " stroke-dasharray=\"5,3\"" : "")/>"
-            out += "<text x=\"\(legendX + 27)\" y=\"44\">\(escape(series.label))</text>\n"
-            legendX += 40 + Double(series.label.count) * 6.2
+        for (series, x, y) in legend {
+            out += "<line x1=\"\(x)\" y1=\"\(y)\" x2=\"\(x + 22)\" y2=\"\(y)\" stroke=\"\(series.color)\" stroke-width=\"2.5\"\(series.dashed ? " stroke-dasharray=\"5,3\"" : "")/>"
+            out += "<text x=\"\(x + 27)\" y=\"\(y + 4)\">\(escape(series.label))</text>\n"
         }
         for (index, panel) in panels.enumerated() {
-            let x = Double(index % columns) * Self.panelWidth, y = 56 + Double(index / columns) * Self.panelHeight
+            let x = Double(index % columns) * Self.panelWidth, y = panelsTop + Double(index / columns) * Self.panelHeight
             out += self.panel(panel, x: x, y: y)
         }
         return out + "</svg>\n"
@@ -117,14 +126,44 @@ struct SVGChart {
 extension ScalingReport {
     static let logStoreColor = "#1f6fb4", sqliteColor = "#e07b10", limitColor = "#888888"
 
+    /// The colours of SQLite's cases (memory budgets, Codable records), by kind.
+    private static func sqliteColor(_ kind: String) -> String {
+        switch kind {
+        case SQLiteMemory.defaults.kind: sqliteColor
+        case SQLiteMemory.pageCache(bytes: 0).kind: "#c0392b"
+        case SQLiteVariantFigures.codableKind: "#b7950b"
+        default: "#7d3c98"
+        }
+    }
+
+    /// LogStore's line (and, where it ran on, its quiescent line) and SQLite's
+    /// at each memory budget, for `value` (throughput or latency).
+    private func series(_ rows: [ScalingRow], _ value: (StoreFigures) -> Double) -> [ChartSeries] {
+        var series = [ChartSeries(label: "LogStore", color: Self.logStoreColor, points: rows.map { (Double($0.size), value($0.logStore)) })]
+        let quiescent = rows.compactMap { row in row.quiescent.map { (Double(row.size), value($0.logStore)) } }
+        if !quiescent.isEmpty {
+            series.append(ChartSeries(label: "LogStore, until quiescent", color: "#5dade2", points: quiescent))
+        }
+        series.append(ChartSeries(label: SQLiteMemory.defaults.kind, color: Self.sqliteColor, points: rows.map { (Double($0.size), value($0.sqlite)) }))
+        for kind in Self.variantKinds(rows) {
+            series.append(ChartSeries(label: kind, color: Self.sqliteColor(kind), points: rows.compactMap { row in
+                row.sqliteVariants.first { $0.kind == kind }.map { (Double(row.size), value($0.figures)) }
+            }))
+        }
+        return series
+    }
+
+    /// SQLite's budgets beyond its defaults in `rows`, in the order they ran.
+    private static func variantKinds(_ rows: [ScalingRow]) -> [String] {
+        rows.flatMap { $0.sqliteVariants.map(\.kind) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    }
+
     /// Throughput against size, with the machine's limit dashed.
     var throughputChart: SVGChart {
         SVGChart(title: "Throughput against size: LogStore and SQLite (GRDB), same run; higher is better", panels: Workload.allCases.compactMap { workload in
             let rows = self.rows.filter { $0.workload == workload }
             guard !rows.isEmpty else { return nil }
-            return ChartPanel(title: workload.shortTitle, unit: workload.unit, series: [
-                ChartSeries(label: "LogStore", color: Self.logStoreColor, points: rows.map { (Double($0.size), $0.logStore.median) }),
-                ChartSeries(label: "SQLite", color: Self.sqliteColor, points: rows.map { (Double($0.size), $0.sqlite.median) }),
+            return ChartPanel(title: workload.shortTitle, unit: workload.unit, series: series(rows, \.median) + [
                 ChartSeries(label: "machine limit", color: Self.limitColor, dashed: true, points: rows.map { (Double($0.size), $0.limit) }),
             ])
         })
@@ -135,10 +174,7 @@ extension ScalingReport {
         SVGChart(title: "Latency against size: seconds per operation; lower is better", panels: Workload.allCases.compactMap { workload in
             let rows = self.rows.filter { $0.workload == workload }
             guard !rows.isEmpty else { return nil }
-            return ChartPanel(title: workload.shortTitle, unit: "seconds per \(workload.operation)", series: [
-                ChartSeries(label: "LogStore", color: Self.logStoreColor, points: rows.map { (Double($0.size), $0.logStore.latency) }),
-                ChartSeries(label: "SQLite", color: Self.sqliteColor, points: rows.map { (Double($0.size), $0.sqlite.latency) }),
-            ])
+            return ChartPanel(title: workload.shortTitle, unit: "seconds per \(workload.operation)", series: series(rows, \.latency))
         })
     }
 
@@ -154,6 +190,24 @@ extension ScalingReport {
             panel("peak resident memory, inserting in one save", "bytes", { Double($0.logStorePeakInsert) }, { Double($0.sqlitePeakInsert) }),
             panel("resident memory after open + first query", "bytes per record", \.logStoreResidentPerRecord, \.sqliteResidentPerRecord),
             panel("file size", "bytes per record", \.logStoreFilePerRecord, \.sqliteFilePerRecord),
-        ])
+        ] + residentPanels)
+    }
+
+    /// Each read workload's resident memory after it ran, per engine and budget.
+    private var residentPanels: [ChartPanel] {
+        Workload.allCases.compactMap { workload in
+            let rows = self.rows.filter { $0.workload == workload && $0.logStoreResident != nil }
+            guard !rows.isEmpty else { return nil }
+            var series = [
+                ChartSeries(label: "LogStore", color: Self.logStoreColor, points: rows.map { (Double($0.size), Double($0.logStoreResident?.added ?? 0)) }),
+                ChartSeries(label: SQLiteMemory.defaults.kind, color: Self.sqliteColor, points: rows.map { (Double($0.size), Double($0.sqliteResident?.added ?? 0)) }),
+            ]
+            for kind in Self.variantKinds(rows) {
+                series.append(ChartSeries(label: kind, color: Self.sqliteColor(kind), points: rows.compactMap { row in
+                    row.sqliteVariants.first { $0.kind == kind }.map { (Double(row.size), Double($0.resident?.added ?? 0)) }
+                }))
+            }
+            return ChartPanel(title: "resident after \(workload.shortTitle)", unit: "bytes the store added", series: series)
+        }
     }
 }

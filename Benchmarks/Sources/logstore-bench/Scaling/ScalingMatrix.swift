@@ -41,14 +41,20 @@ enum ScalingMatrix {
             previous = (size, seconds, report.memory.last!)
         }
         report.notes = [
-            "each store's figure is the median of \(context.repetitions) runs, with the range; the two stores alternate which runs first",
-            "SQLite is GRDB 7.10.0 in WAL mode: a DatabaseQueue, or a DatabasePool where threads read at once; cached prepared statements; an index on age (Person) and on orderingValue (Item), as LogStore's model indexes them",
+            "each store's figure is the median of \(context.repetitions) runs, with the range; the cases rotate which runs first",
+            "SQLite is GRDB 7.10.0 in WAL mode: a DatabaseQueue (read-only for the reads), or a DatabasePool where threads read at once; cached prepared statements; records read by a hand-written init(row:); dates stored as REAL seconds since the reference date, as LogStore stores 8 bytes; orderingValue and dates have fractions on both sides; an index on age (Person) and on orderingValue (Item), as LogStore's model indexes them",
+            "every read workload runs against SQLite at its defaults (2 MB page cache per connection) and with a page cache (cache_size) at least as large as the database and as LogStore's block cache, warmed; the Person reads also with mmap_size as large; every case is warmed before its clock (LogStore by a scan that decodes every block, SQLite by reading every page of the table and each index, on every connection a pool has); open-and-query sets the budgets in a new process, where nothing is warm",
+            "resident memory is what a child process gained (VmRSS after minus before opening) by opening one store with the given budget, warming it and running the workload once; the JSON also has the total VmRSS",
+            "cold runs drop the kernel's page cache before each run; open-and-query-cold times the whole new process, lookup-cold the open and \(Probe.coldLookups.formatted()) lookups of distinct keys after it, inside the process",
             "LogStore saves at most \(PersonModel.peoplePerSave.formatted()) objects per save (a save is one journal frame of at most 256 MiB); SQLite inserts everything in one transaction",
             "saves are durable on both sides (LogStore .fsyncEveryCommit, SQLite synchronous=FULL) except the deferred-saves row (LogStore .deferredToOS, SQLite synchronous=NORMAL)",
+            "the workloads that save run LogStore under its default compaction policy; \"until quiescent\" lines time LogStore until a compaction its saves started has finished (where one did), SQLite's checkpoints running inside its commits (wal_autocheckpoint at its default)",
+            "4 readers beside 1 writer run for a set time: a compaction LogStore's writer starts runs inside that time, and one still running at its end is stopped when the store closes",
+            "LogStore's looked-up and fetched objects are copied into values and their context freed inside the clock, as GRDB's records are values",
             "LogStore's data set is one save of every person, then compacted (a snapshot), as the default policy leaves a store; reads open it read-only",
-            "updates and deletes run on fresh copies of both files, written back to disk before the clock starts",
+            "updates and deletes commit a random tenth of the people in one durable save, on fresh copies of both files, written back to disk before the clock starts; cached UPDATE person SET age = ? WHERE id = ? and DELETE FROM person WHERE id = ?",
             "open-and-query times a new process from start to exit: open, then the IDs of the people aged 500",
-            "range-fetch counts the records returned; scan counts the records scanned; count counts the records counted",
+            "results compared every round: lookups the names of distinct keys in order; range-fetch the names in lastName order and every person's values by key; scan the key set; count the count; saves, updates and deletes the count and the values of a sample of people (by key where both engines chose the keys alike)",
             "peak memory is the peak resident size of a child process inserting the people in one save, beyond what it held before (its input); resident per record is what a new process gains by opening the file and running its first query",
         ]
         return report

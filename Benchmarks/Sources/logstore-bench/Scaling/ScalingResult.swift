@@ -8,6 +8,10 @@ struct CaseRun: Sendable {
     var operations: Double
     var seconds: Double
     var digest: ResultDigest
+    /// Seconds until the store was quiescent (a compaction the work started
+    /// had finished), when that is measured; SQLite's checkpoints run inside
+    /// its commits, so its runs leave this nil.
+    var quiescentSeconds: Double?
 }
 
 /// One store's figures for a workload at a size.
@@ -21,7 +25,8 @@ struct StoreFigures: Encodable, Sendable {
     /// Throughput ÷ the machine's limit for the workload.
     var fractionOfLimit: Double
 
-    init(_ runs: [CaseRun], limit: Double) {
+    init(_ runs: [CaseRun], limit: Double, untilQuiescent: Bool = false) {
+        let runs = untilQuiescent ? runs.map { run in CaseRun(work: run.work, operations: run.operations, seconds: run.quiescentSeconds ?? run.seconds, digest: run.digest) } : runs
         let rates = Rates(samples: runs.map { $0.work / $0.seconds })
         median = rates.median
         minimum = rates.minimum
@@ -47,6 +52,54 @@ struct ScalingRow: Encodable, Sendable {
     /// How the results were checked: both stores' answers compared, or
     /// each checked against the values the harness wrote.
     var check: String
+    /// The memory SQLite ran with for `sqlite` (its defaults, unless the
+    /// workload says otherwise).
+    var sqliteMemory = SQLiteMemory.defaults.label
+    /// Each store's resident memory after the workload, measured in a child
+    /// process of its own; nil for the workloads that write.
+    var logStoreResident: ResidentMemory?
+    var sqliteResident: ResidentMemory?
+    /// The same workload on SQLite with more memory (a page cache or an mmap
+    /// at least as large as the database, warmed), each against LogStore's
+    /// same runs; empty for the workloads that write.
+    var sqliteVariants: [SQLiteVariantFigures] = []
+    /// For the workloads that save: the figures with LogStore's clock
+    /// stopped once a compaction its saves started had finished (SQLite's
+    /// are its own, its checkpoints running inside its commits); nil where
+    /// nothing was left running.
+    var quiescent: QuiescentFigures?
+}
+
+/// A row's figures with LogStore timed until quiescent.
+struct QuiescentFigures: Encodable, Sendable {
+    var logStore: StoreFigures
+    var sqlite: StoreFigures
+    var ratio: Double
+}
+
+/// SQLite's figures for a read workload with one memory budget.
+struct SQLiteVariantFigures: Encodable, Sendable {
+    /// The variant, with its budget, as the table shows it.
+    var memory: String
+    /// The variant's name without the budget, the same at every size (for charts).
+    var kind: String
+    var figures: StoreFigures
+    /// LogStore's median throughput ÷ this variant's.
+    var ratio: Double
+    var resident: ResidentMemory?
+
+    /// The range fetch's extra case: GRDB's Codable record instead of init(row:).
+    static let codableKind = "SQLite defaults, Codable records"
+}
+
+/// The resident memory of a child process that opened one store, warmed
+/// it as the workload does, and ran the workload once.
+struct ResidentMemory: Codable, Sendable {
+    /// VmRSS after the workload.
+    var total: Int
+    /// VmRSS after the workload minus VmRSS before the store was opened
+    /// (the process had its inputs by then): the store's own memory.
+    var added: Int
 }
 
 /// Memory and file size of each store holding `size` people.

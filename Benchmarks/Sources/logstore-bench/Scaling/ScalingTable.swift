@@ -12,18 +12,20 @@ extension ScalingReport {
             for row in limits.rows { lines.append("    \(row.name): \(formatted(row.value)) \(row.unit)") }
             lines.append("  a Person's raw values: \(formatted(recordBytes)) bytes")
         }
-        let header = ["size", "LogStore", "SQLite", "ratio", "limit", "LS ÷ limit", "LS latency", "SQLite latency"]
+        let header = ["size", "SQLite with", "LogStore", "SQLite", "ratio", "LS resident", "SQLite resident", "limit", "LS ÷ limit", "LS latency", "SQLite latency"]
         for workload in Workload.allCases {
             let rows = self.rows.filter { $0.workload == workload }
             guard let first = rows.first else { continue }
             lines.append("")
             lines.append("  \(workload.title) [\(workload.rawValue)], \(workload.unit); latency per \(workload.operation)")
-            let table = rows.map { row in
-                [row.size.formatted(),
-                 Self.si(row.logStore.median) + " (" + Self.si(row.logStore.minimum) + "–" + Self.si(row.logStore.maximum) + ")",
-                 Self.si(row.sqlite.median) + " (" + Self.si(row.sqlite.minimum) + "–" + Self.si(row.sqlite.maximum) + ")",
-                 formatted(row.ratio), Self.si(row.limit), Self.percent(row.logStore.fractionOfLimit),
-                 Self.duration(row.logStore.latency), Self.duration(row.sqlite.latency)]
+            let table = rows.flatMap { row in
+                row.comparisons.map { comparison in
+                    [row.size.formatted() + (comparison.quiescent ? " quiescent" : ""), comparison.sqliteMemory,
+                     Self.range(comparison.logStore), Self.range(comparison.sqlite),
+                     formatted(comparison.ratio), Self.resident(comparison.logStoreResident), Self.resident(comparison.sqliteResident),
+                     Self.si(row.limit), Self.percent(comparison.logStore.fractionOfLimit),
+                     Self.duration(comparison.logStore.latency), Self.duration(comparison.sqlite.latency)]
+                }
             }
             lines += Self.columns([header] + table).map { "    " + $0 }
             lines.append("    limit: \(first.limitBasis); results: \(first.check)")
@@ -44,15 +46,32 @@ extension ScalingReport {
         return lines.joined(separator: "\n")
     }
 
-    /// The table as Markdown, for BENCHMARKS.md.
+    /// The table as Markdown, for BENCHMARKS.md: a line per SQLite memory
+    /// budget (and per clock, where LogStore's ran on until quiescent).
     var markdown: String {
-        var lines = ["| workload | size | LogStore | SQLite | ratio | LogStore ÷ limit |", "|---|---:|---:|---:|---:|---:|"]
+        var lines = [
+            "| workload | size | SQLite with | LogStore | SQLite | ratio | LogStore resident | SQLite resident | LogStore ÷ limit |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for workload in Workload.allCases {
             for row in rows where row.workload == workload {
-                lines.append("| \(workload.rawValue) (\(workload.unit)) | \(row.size.formatted()) | \(Self.si(row.logStore.median)) | \(Self.si(row.sqlite.median)) | \(formatted(row.ratio)) | \(Self.percent(row.logStore.fractionOfLimit)) |")
+                for comparison in row.comparisons {
+                    let name = workload.rawValue + (comparison.quiescent ? ", until quiescent" : "")
+                    lines.append("| \(name) (\(workload.unit)) | \(row.size.formatted()) | \(comparison.sqliteMemory) | \(Self.si(comparison.logStore.median)) | \(Self.si(comparison.sqlite.median)) | \(formatted(comparison.ratio)) | \(Self.resident(comparison.logStoreResident)) | \(Self.resident(comparison.sqliteResident)) | \(Self.percent(comparison.logStore.fractionOfLimit)) |")
+                }
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A median and its range.
+    private static func range(_ figures: StoreFigures) -> String {
+        si(figures.median) + " (" + si(figures.minimum) + "–" + si(figures.maximum) + ")"
+    }
+
+    /// The memory a store added in its child process, or a dash.
+    private static func resident(_ memory: ResidentMemory?) -> String {
+        memory.map { bytes(Double($0.added)) } ?? "–"
     }
 
     /// Left-aligned first column, the rest right-aligned.
@@ -88,4 +107,33 @@ extension ScalingReport {
     }
 
     static func percent(_ fraction: Double) -> String { formatted(fraction * 100) + " %" }
+}
+
+/// One line of a row's table: LogStore beside SQLite with one memory budget,
+/// or LogStore timed until quiescent.
+struct ScalingLine {
+    var sqliteMemory: String
+    var logStore: StoreFigures
+    var sqlite: StoreFigures
+    var ratio: Double
+    var logStoreResident: ResidentMemory?
+    var sqliteResident: ResidentMemory?
+    var quiescent = false
+}
+
+extension ScalingRow {
+    /// The row's lines: SQLite as `sqlite` ran, each other budget, then
+    /// the quiescent clock if LogStore's differed.
+    var comparisons: [ScalingLine] {
+        var lines = [ScalingLine(sqliteMemory: sqliteMemory, logStore: logStore, sqlite: sqlite, ratio: ratio,
+                                logStoreResident: logStoreResident, sqliteResident: sqliteResident)]
+        for variant in sqliteVariants {
+            lines.append(ScalingLine(sqliteMemory: variant.memory, logStore: logStore, sqlite: variant.figures, ratio: variant.ratio,
+                                    logStoreResident: logStoreResident, sqliteResident: variant.resident))
+        }
+        if let quiescent {
+            lines.append(ScalingLine(sqliteMemory: sqliteMemory, logStore: quiescent.logStore, sqlite: quiescent.sqlite, ratio: quiescent.ratio, quiescent: true))
+        }
+        return lines
+    }
 }

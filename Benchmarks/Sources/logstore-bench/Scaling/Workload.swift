@@ -7,12 +7,14 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
     case durableSaves = "durable-saves"
     case deferredSaves = "deferred-saves"
     case lookup
+    case lookupCold = "lookup-cold"
     case rangeFetch = "range-fetch"
     case scan
     case count
     case update
     case delete
     case openAndQuery = "open-and-query"
+    case openAndQueryCold = "open-and-query-cold"
     case inventoryMix = "inventory-mix"
     case concurrentReads = "concurrent-reads"
     case concurrentWrites = "concurrent-writes"
@@ -23,12 +25,14 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
         case .durableSaves: "single-record saves, fsync each (SQLite synchronous=FULL)"
         case .deferredSaves: "single-record saves, no fsync (SQLite synchronous=NORMAL)"
         case .lookup: "lookup by ID, read firstName (fresh context)"
+        case .lookupCold: "open + 1,000 lookups by ID, page cache dropped, new process (timed inside it)"
         case .rangeFetch: "age 100...200 sorted by lastName, objects"
         case .scan: "unindexed scan, lastName BEGINSWITH[c] 'sm'"
         case .count: "count of age 100...200 (indexed)"
         case .update: "update 10% in one save"
         case .delete: "delete 10% in one save"
         case .openAndQuery: "open + first query in a new process"
+        case .openAndQueryCold: "open + first query in a new process, page cache dropped"
         case .inventoryMix: "inventory mix: insert, move, delete, save, sorted and expensive fetches"
         case .concurrentReads: "4 reader threads beside 1 writer: lookups"
         case .concurrentWrites: "1 writer thread beside 4 readers: durable saves"
@@ -42,12 +46,14 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
         case .durableSaves: "single saves, fsync each"
         case .deferredSaves: "single saves, no fsync"
         case .lookup: "lookup by ID"
+        case .lookupCold: "lookup by ID, cold"
         case .rangeFetch: "indexed range sorted, objects"
         case .scan: "unindexed scan"
         case .count: "count, indexed range"
         case .update: "update 10% in one save"
         case .delete: "delete 10% in one save"
         case .openAndQuery: "open + first query, new process"
+        case .openAndQueryCold: "open + first query, cold"
         case .inventoryMix: "inventory mix, per round"
         case .concurrentReads: "4 readers beside 1 writer"
         case .concurrentWrites: "1 writer beside 4 readers"
@@ -59,9 +65,9 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
         switch self {
         case .bulkInsert, .update, .delete: "records/s"
         case .durableSaves, .deferredSaves, .concurrentWrites: "saves/s"
-        case .lookup, .concurrentReads: "lookups/s"
+        case .lookup, .lookupCold, .concurrentReads: "lookups/s"
         case .rangeFetch, .scan, .count: "records/s"
-        case .openAndQuery: "opens/s"
+        case .openAndQuery, .openAndQueryCold: "opens/s"
         case .inventoryMix: "rounds/s"
         }
     }
@@ -71,10 +77,10 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
         switch self {
         case .bulkInsert: "the whole insert and save"
         case .durableSaves, .deferredSaves, .concurrentWrites: "one save"
-        case .lookup, .concurrentReads: "one lookup"
+        case .lookup, .lookupCold, .concurrentReads: "one lookup"
         case .rangeFetch, .scan, .count: "one fetch"
         case .update, .delete: "the whole save"
-        case .openAndQuery: "one process"
+        case .openAndQuery, .openAndQueryCold: "one process"
         case .inventoryMix: "one round"
         }
     }
@@ -92,7 +98,7 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
             return (limits.syncedWrites, "pwrite + fdatasync, one per save")
         case .deferredSaves:
             return (limits.sequentialWrite / recordBytes, "the raw values written at sequential write")
-        case .lookup:
+        case .lookup, .lookupCold:
             return (limits.randomMemoryReads, "one random memory read per lookup")
         case .concurrentReads:
             return (limits.randomMemoryReads * 4, "one random memory read per lookup, 4 threads")
@@ -100,7 +106,7 @@ enum Workload: String, CaseIterable, Encodable, Sendable {
             return (limits.memoryCopy / recordBytes, "the raw values copied in memory")
         case .count:
             return (limits.memoryCopy / 8, "an 8-byte index entry per record copied in memory")
-        case .openAndQuery:
+        case .openAndQuery, .openAndQueryCold:
             return (limits.processStarts, "a process that starts and exits")
         }
     }
