@@ -41,11 +41,16 @@ final class SQLiteCommitter {
         }
     }
 
-    /// Inserts one row in a transaction of its own.
+    /// Inserts one row in a transaction of its own, through a cached statement.
     func insert(_ body: Data) throws {
         try queue.write { db in
-            try db.execute(sql: "INSERT INTO record (body) VALUES (?)", arguments: [body])
+            try db.cachedStatement(sql: "INSERT INTO record (body) VALUES (?)").execute(arguments: [body])
         }
+    }
+
+    /// Every row's body, by id.
+    func bodies() throws -> [Data] {
+        try queue.read { db in try Data.fetchAll(db, sql: "SELECT body FROM record ORDER BY id") }
     }
 
     /// Closes the database and removes its files.
