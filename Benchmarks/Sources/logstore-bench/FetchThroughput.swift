@@ -153,7 +153,7 @@ enum FetchThroughput: BenchmarkGroup {
 /// The fetches' requests, their expected answers from the people written,
 /// and the timing of one fetch or of many, each answer checked.
 private struct Fetches {
-    enum Kind { case range, equal, scan, count, top }
+    enum Kind: CaseIterable { case range, equal, scan, count, top }
 
     /// What a fetch returned, reduced so both engines' answers compare.
     enum Answer {
@@ -169,6 +169,8 @@ private struct Fetches {
     let people: [PersonValues]
     let store: Store
     let repeatFor: Duration
+    /// Each fetch's expected result count and answer digest, from the people written.
+    private var expectedCounts: [Kind: Int] = [:], expectedDigests: [Kind: ResultDigest] = [:]
     let sorted: LogStore.FetchRequest, equal: LogStore.FetchRequest, scan: LogStore.FetchRequest, counted: LogStore.FetchRequest, top: LogStore.FetchRequest
 
     init(people: [PersonValues], store: Store, repeatFor: Duration) throws {
@@ -181,6 +183,15 @@ private struct Fetches {
         scan = LogStore.FetchRequest(entityName: "Person", predicate: try ObjectPredicate("lastName BEGINSWITH[c] %@", "sm"))
         counted = LogStore.FetchRequest(entityName: "Person", predicate: range)
         top = LogStore.FetchRequest(entityName: "Person", sortDescriptors: [SortKey("age", ascending: false)], fetchLimit: 20)
+        for kind in Kind.allCases {
+            let keys = matches(kind)
+            expectedCounts[kind] = keys.count
+            expectedDigests[kind] = switch kind {
+            case .count: ResultDigest(count: keys.count)
+            case .range: digest(kind, keys.sorted { people[Int($0) - 1].lastName < people[Int($1) - 1].lastName })
+            default: digest(kind, keys)
+            }
+        }
     }
 
     /// The keys of the people each fetch matches.
@@ -194,17 +205,7 @@ private struct Fetches {
         }
     }
 
-    func expectedCount(_ kind: Kind) -> Int { matches(kind).count }
-
-    /// The digest every engine's answer to `kind` must have.
-    private func expected(_ kind: Kind) -> ResultDigest {
-        let keys = matches(kind)
-        switch kind {
-        case .count: return ResultDigest(count: keys.count)
-        case .range: return digest(kind, keys.sorted { people[Int($0) - 1].lastName < people[Int($1) - 1].lastName })
-        default: return digest(kind, keys)
-        }
-    }
+    func expectedCount(_ kind: Kind) -> Int { expectedCounts[kind] ?? 0 }
 
     /// An answer's digest; throws if a person's values are not the ones written under its key.
     private func digest(_ kind: Kind, _ answer: Answer) throws -> ResultDigest {
@@ -256,8 +257,8 @@ private struct Fetches {
     }
 
     private func check(_ kind: Kind, _ engine: String, _ answer: Answer) throws {
-        let found = try digest(kind, answer), wanted = expected(kind)
-        guard found == wanted else { throw BenchmarkError("\(engine) answered the \(kind) fetch with \(found), expected \(wanted)") }
+        let found = try digest(kind, answer), wanted = expectedDigests[kind]
+        guard found == wanted else { throw BenchmarkError("\(engine) answered the \(kind) fetch with \(found), expected \(wanted.map { "\($0)" } ?? "none")") }
     }
 
     // MARK: - The engines' fetches
