@@ -1,6 +1,7 @@
 // Benchmark 8: snapshots and compaction. Opening 1,000,000 live records from
 // a snapshot against replaying their journal and against GRDB's open and
-// first query; open time as history grows, with and without automatic
+// first query (warm, and cold in a fresh process); a read after open beside
+// SQLite at each memory budget; open time as history grows, with and without automatic
 // compaction; compaction throughput; space amplification; save latency
 // during a background compaction.
 
