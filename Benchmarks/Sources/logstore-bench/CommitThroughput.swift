@@ -48,6 +48,7 @@ enum CommitThroughput: BenchmarkGroup {
         let sizes = workload.frameSizes
         report.fact("frame sizes", "\(sizes.min() ?? 0) to \(sizes.max() ?? 0) bytes, mean \(sizes.reduce(0, +) / max(sizes.count, 1))")
         report.note("a transaction is one insert of one .data field of \(payloadSize) bytes of text-like records; SQLite inserts the same bytes as a BLOB, one row per write transaction; the plain baseline writes frames of the journal's own sizes (read from a journal of the same payloads) and fdatasyncs each")
+        report.note("after each run, untimed, the journal's transactions and SQLite's rows are read back and each payload compared with the one committed")
         report.note("each case commits in a loop for \(workload.duration) per run; the \(committers) group-commit threads share one journal")
         return report
     }
@@ -77,11 +78,22 @@ enum CommitThroughput: BenchmarkGroup {
                 workload.context.scratch.remove(journal.path)
             }
             let records = DataRecords(journal), payloads = workload.payloads
+            let payload: @Sendable (_ thread: Int, _ iteration: Int) -> Data = { thread, iteration in payloads[(iteration * threads + thread) % payloads.count] }
             let sample = try CommitterThreads.run(count: threads, for: workload.duration) { thread, iteration throws(LogStoreError) in
-                try records.append(key: UInt64(thread) << 32 | UInt64(iteration), payloads[(iteration * threads + thread) % payloads.count])
+                try records.append(key: UInt64(thread) << 32 | UInt64(iteration), payload(thread, iteration))
             }
             count.commits += journal.statistics.framesWritten
             count.syncs += journal.statistics.syncs
+            // Untimed: every committed transaction read back, its payload the one appended under its key.
+            var committed = 0
+            for transaction in try journal.transactions() {
+                guard case .insert(let record, let fields)? = transaction.changes.first, transaction.changes.count == 1,
+                      case .data(let body)? = fields.first?.value,
+                      body == payload(Int(record.key >> 32), Int(record.key & 0xFFFF_FFFF))
+                else { throw BenchmarkError("the journal's transaction \(transaction.sequence) is not the insert that was committed") }
+                committed += 1
+            }
+            guard committed == Int(sample.work) else { throw BenchmarkError("the journal holds \(committed) transactions after \(Int(sample.work)) commits") }
             return sample
         }
     }
@@ -108,10 +120,16 @@ enum CommitThroughput: BenchmarkGroup {
             let database = try SQLiteCommitter(path: workload.context.scratch.freshPath("commit.sqlite"))
             defer { try? database.remove() }
             var commits = 0
-            return try Stopwatch.repeatFor(workload.duration) {
+            let sample = try Stopwatch.repeatFor(workload.duration) {
                 try database.insert(workload.payloads[commits % workload.payloads.count])
                 commits += 1
             }
+            // Untimed: every row read back, its body the one inserted.
+            let bodies = try database.bodies()
+            guard bodies.count == commits, bodies.enumerated().allSatisfy({ $0.element == workload.payloads[$0.offset % workload.payloads.count] }) else {
+                throw BenchmarkError("SQLite holds \(bodies.count) rows after \(commits) commits, or other bodies than were inserted")
+            }
+            return sample
         }
     }
 

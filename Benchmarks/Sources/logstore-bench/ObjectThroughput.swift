@@ -24,7 +24,9 @@ enum ObjectThroughput: BenchmarkGroup {
         try singleSaves(model: model, context, into: &report)
         try dataSet(people, model: model, context, into: &report)
         report.note("a Person has firstName, lastName, age (Int64), orderingValue (Double) and dateCreated (Date); LogStore inserts through a typed ManagedObject subclass and saves once; GRDB inserts Codable records (record.insert) or executes one cached prepared statement, in one transaction")
-        report.note("GRDB's database is in WAL mode with GRDB's default synchronous=NORMAL for bulk work, and synchronous=FULL for the durable single saves; LogStore uses .fsyncEveryCommit unless stated")
+        report.note("lookups: distinct keys in a seeded random order; every round each case's first names and ordering values are compared, in order, with the stored ones; SQLite runs at its defaults and with a page cache or an mmap at least as large as the database and LogStore's block cache, each connection warmed by reading every page first")
+        report.note(EngineMemory.note)
+        report.note("writes: GRDB's database is in WAL mode with synchronous=FULL, so each commit fsyncs as LogStore's .fsyncEveryCommit does, and wal_autocheckpoint=0 with a checkpoint after the clock stops, as LogStore runs with manual compaction and compacts nothing inside the clock; after every timed write, untimed, each engine's people are read back and compared with what was written (keys and every value)")
         return report
     }
 
@@ -34,25 +36,24 @@ enum ObjectThroughput: BenchmarkGroup {
         let count = people.count
         context.log("objects: insert \(count) people in one save, 3 engines")
         let repetitions = count >= 1_000_000 ? 3 : context.repetitions
+        let expected = PeopleContents.expected(people)
         let rates = try measureInRounds(repetitions: repetitions, [
             {
                 let path = context.scratch.freshPath("insert.logstore")
                 defer { context.scratch.remove(path) }
-                let store = try Store(path: path, model: model)
+                let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
                 defer { store.close() }
-                return try Sample.timing(work: Double(count)) {
+                let sample = try Sample.timing(work: Double(count)) {
                     try PersonModel.insert(people, into: store.newContext())
                 }
+                try PeopleContents.check("LogStore", try PeopleContents.of(store), expected)
+                return sample
             },
             {
-                let database = try GRDBPeople(path: context.scratch.freshPath("insert-records.sqlite"), synchronousFull: false)
-                defer { database.remove() }
-                return Sample(work: Double(count), seconds: try Stopwatch.seconds { try database.insertRecords(people) })
+                try sqliteInsertSample(people, named: "insert-records.sqlite", expected, context) { try $0.insertRecords(people) }
             },
             {
-                let database = try GRDBPeople(path: context.scratch.freshPath("insert-statement.sqlite"), synchronousFull: false)
-                defer { database.remove() }
-                return Sample(work: Double(count), seconds: try Stopwatch.seconds { try database.insertWithStatement(people) })
+                try sqliteInsertSample(people, named: "insert-statement.sqlite", expected, context) { try $0.insertWithStatement(people) }
             },
         ])
         let label = count.formatted()
@@ -63,51 +64,80 @@ enum ObjectThroughput: BenchmarkGroup {
         report.compare("LogStore ÷ GRDB cached statement, \(label)", logStore, over: statement, target: .atLeast(2))
     }
 
+    /// `insert` into a new durable database, timed; the checkpoint after
+    /// it untimed, then every row checked against `expected`.
+    private static func sqliteInsertSample(_ people: [PersonValues], named name: String, _ expected: ResultDigest, _ context: BenchmarkContext, _ insert: (GRDBPeople) throws -> Void) throws -> Sample {
+        let database = try durableDatabase(context.scratch.freshPath(name))
+        defer { database.remove() }
+        let sample = Sample(work: Double(people.count), seconds: try Stopwatch.seconds { try insert(database) })
+        _ = try database.fileSize()
+        try PeopleContents.check("SQLite", try PeopleContents.of(database), expected)
+        return sample
+    }
+
+    /// A GRDB database that commits as durably as `.fsyncEveryCommit`
+    /// (synchronous=FULL) and checkpoints only when asked
+    /// (wal_autocheckpoint=0), as LogStore under `.manual` compacts only
+    /// when asked: the clock holds each engine's commit, and neither's
+    /// maintenance.
+    private static func durableDatabase(_ path: String) throws -> GRDBPeople {
+        let database = try GRDBPeople(path: path, synchronousFull: true)
+        try database.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        return database
+    }
+
     // MARK: - Durable single saves
 
     private static func singleSaves(model: Model, _ context: BenchmarkContext, into report: inout GroupReport) throws {
-        let count = context.scaled(full: 10_000, quick: 1_000)
+        // Quick: few, as each is an fsync and the disk is shared.
+        let count = context.scaled(full: 10_000, quick: 400)
         let threads = 8
         let people = PersonValues.make(count, seed: 66)
-        context.log("objects: \(count) single-record saves, 4 cases")
+        let expected = PeopleContents.expected(people)
+        context.log("objects: \(count) single-record saves, 5 cases")
+        func sqliteCase(_ name: String, _ insert: @escaping (PersonValues, Database) throws -> Void) -> () throws -> Sample {
+            {
+                try sqliteInsertSample(people, named: name, expected, context) { database in
+                    for values in people { try database.writer.write { db in try insert(values, db) } }
+                }
+            }
+        }
         let rates = try measureInRounds(repetitions: context.repetitions, [
             {
                 let path = context.scratch.freshPath("saves.logstore")
                 defer { context.scratch.remove(path) }
-                let store = try Store(path: path, model: model)
+                let store = try Store(path: path, model: model, options: JournalOptions(compaction: .manual))
                 defer { store.close() }
                 let objects = store.newContext()
-                return try Sample.timing(work: Double(count)) {
+                let sample = try Sample.timing(work: Double(count)) {
                     for values in people { try PersonModel.insert([values], into: objects) }
                 }
+                try PeopleContents.check("LogStore", try PeopleContents.of(store), expected)
+                return sample
             },
             {
                 let path = context.scratch.freshPath("saves-group.logstore")
                 defer { context.scratch.remove(path) }
-                let store = try Store(path: path, model: model, options: JournalOptions(durability: .groupCommit))
+                let store = try Store(path: path, model: model, options: JournalOptions(durability: .groupCommit, compaction: .manual))
                 defer { store.close() }
                 let contexts = ContextPerThread(store: store, count: threads)
                 let perThread = count / threads
-                return try Sample.timing(work: Double(perThread * threads)) {
+                let sample = try Sample.timing(work: Double(perThread * threads)) {
                     try ThreadsAtOnce.run(count: threads) { thread in
                         for index in 0..<perThread {
                             try PersonModel.insert([people[thread * perThread + index]], into: contexts[thread])
                         }
                     }
                 }
+                let saved = try store.newContext().count("Person")
+                guard saved == perThread * threads else { throw BenchmarkError("LogStore holds \(saved) people after \(perThread * threads) group-commit saves") }
+                return sample
             },
-            {
-                let database = try GRDBPeople(path: context.scratch.freshPath("saves.sqlite"), synchronousFull: true)
-                defer { database.remove() }
-                return try Sample.timing(work: Double(count)) {
-                    for values in people {
-                        try database.writer.write { db in
-                            let record = values.grdb
-                            try record.insert(db)
-                        }
-                    }
-                }
+            sqliteCase("saves-records.sqlite") { values, db in
+                let record = values.grdb
+                try record.insert(db)
             },
+            sqliteCase("saves-statement.sqlite") { values, db in try GRDBPeople.insert([values], db) },
             {
                 let file = try PlainFile(path: context.scratch.freshPath("saves.plain"))
                 defer { context.scratch.remove(file.path) }
@@ -122,9 +152,11 @@ enum ObjectThroughput: BenchmarkGroup {
         ])
         let single = report.add("LogStore save of one new person, .fsyncEveryCommit", rates[0], unit: "saves/s")
         let group = report.add("LogStore saves from \(threads) threads, .groupCommit", rates[1], unit: "saves/s")
-        let sqlite = report.add("GRDB insert of one person, synchronous=FULL", rates[2], unit: "saves/s")
-        let plain = report.add("plain pwrite of 100 bytes + fdatasync", rates[3], unit: "saves/s")
-        report.compare("LogStore ÷ GRDB synchronous=FULL", single, over: sqlite, target: .atLeast(1))
+        let sqlite = report.add("GRDB Codable insert of one person, synchronous=FULL", rates[2], unit: "saves/s")
+        let statement = report.add("GRDB cached statement insert of one person, synchronous=FULL", rates[3], unit: "saves/s")
+        let plain = report.add("plain pwrite of 100 bytes + fdatasync", rates[4], unit: "saves/s")
+        report.compare("LogStore ÷ GRDB Codable, synchronous=FULL", single, over: sqlite, target: .atLeast(1))
+        report.compare("LogStore ÷ GRDB cached statement, synchronous=FULL", single, over: statement)
         report.compare("LogStore ÷ pwrite + fdatasync", single, over: plain, target: .atLeast(0.8))
         report.compare("LogStore .groupCommit, \(threads) threads ÷ .fsyncEveryCommit", group, over: single, target: .atLeast(3))
     }
@@ -159,114 +191,192 @@ enum ObjectThroughput: BenchmarkGroup {
         let overhead = perRecord - rawPerRecord
         report.add("overhead beyond the raw values (target < 150)", value: overhead, unit: overhead < 150 ? "bytes: met" : "bytes: NOT MET")
 
-        // Lookups by ID in a fresh context.
-        let lookups = context.scaled(full: 100_000, quick: 10_000)
-        var random = SeededRandom(seed: 606)
-        let keys = (0..<lookups).map { _ in UInt64(random.next() % UInt64(count)) + 1 }
-        let ids = try opened.newContext().fetchIDs("Person")
-        let byKey = Dictionary(uniqueKeysWithValues: ids.map { ($0.key, $0) })
-        let lookupIDs = keys.compactMap { byKey[$0] }
-        guard lookupIDs.count == lookups else { throw BenchmarkError("the store has \(ids.count) people, not keys 1 to \(count)") }
-        let lookupRates = try measureInRounds(repetitions: context.repetitions, [
-            {
-                let objects = opened.newContext()
-                var total = 0
-                let seconds = try Stopwatch.seconds {
-                    for id in lookupIDs { total += (try objects.object(with: id)["firstName"] as? String)?.utf8.count ?? 0 }
-                }
-                keep(total)
-                return Sample(work: Double(lookups), seconds: seconds)
-            },
-            {
-                var total = 0
-                let seconds = try Stopwatch.seconds {
-                    try database.writer.read { db in
-                        let statement = try db.cachedStatement(sql: "SELECT firstName FROM person WHERE id = ?")
-                        for key in keys { total += try String.fetchOne(statement, arguments: [Int64(key)])?.utf8.count ?? 0 }
-                    }
-                }
-                keep(total)
-                return Sample(work: Double(lookups), seconds: seconds)
-            },
-            {
-                var total = 0
-                let seconds = try Stopwatch.seconds {
-                    try database.writer.read { db in
-                        for key in keys { total += try GRDBPerson.fetchOne(db, key: Int64(key))?.firstName.utf8.count ?? 0 }
-                    }
-                }
-                keep(total)
-                return Sample(work: Double(lookups), seconds: seconds)
-            },
-        ])
+        try lookups(people, opened, data, context, into: &report)
         opened.close()
-        let lookup = report.add("LogStore object(with:) + read firstName, fresh context", lookupRates[0], unit: "lookups/s")
-        let cached = report.add("GRDB cached statement by primary key", lookupRates[1], unit: "lookups/s")
-        let fetchOne = report.add("GRDB Codable fetchOne by primary key", lookupRates[2], unit: "lookups/s")
-        report.compare("LogStore lookup ÷ GRDB cached statement", lookup, over: cached, target: .atLeast(5))
-        report.compare("LogStore lookup ÷ GRDB fetchOne", lookup, over: fetchOne)
-
-        // Update 10% and delete 10%, one save (transaction) each, on copies.
-        let changed = count / 10
-        let targets = Array(Set(keys.prefix(changed * 3))).prefix(changed).map { $0 }
-        let changeRates = try measureInRounds(repetitions: min(context.repetitions, 3), [
-            {
-                let copy = try copyFile(storePath, context)
-                defer { context.scratch.remove(copy) }
-                let store = try Store(path: copy, model: model)
-                defer { store.close() }
-                let objects = store.newContext()
-                return try Sample.timing(work: Double(targets.count)) {
-                    for key in targets { try objects.object(with: byKey[key]!)["age"] = Int64(101) }
-                    try objects.save()
-                }
-            },
-            {
-                let copy = try copyFile(storePath, context)
-                defer { context.scratch.remove(copy) }
-                let store = try Store(path: copy, model: model)
-                defer { store.close() }
-                let objects = store.newContext()
-                return try Sample.timing(work: Double(targets.count)) {
-                    for key in targets { try objects.delete(try objects.object(with: byKey[key]!)) }
-                    try objects.save()
-                }
-            },
-            {
-                let seconds = try database.inRolledBackTransaction { db in
-                    for key in targets {
-                        var person = people[Int(key) - 1].grdb
-                        person.id = Int64(key)
-                        person.age = 101
-                        try person.update(db)
-                    }
-                }
-                return Sample(work: Double(targets.count), seconds: seconds)
-            },
-            {
-                let seconds = try database.inRolledBackTransaction { db in
-                    for key in targets { _ = try GRDBPerson.deleteOne(db, key: Int64(key)) }
-                }
-                return Sample(work: Double(targets.count), seconds: seconds)
-            },
-        ])
-        let update = report.add("LogStore update 10% (\(targets.count.formatted())) in one save", changeRates[0], unit: "records/s")
-        let delete = report.add("LogStore delete 10% in one save", changeRates[1], unit: "records/s")
-        let grdbUpdate = report.add("GRDB record.update one by one, one transaction", changeRates[2], unit: "records/s")
-        let grdbDelete = report.add("GRDB deleteOne one by one, one transaction", changeRates[3], unit: "records/s")
-        report.compare("LogStore update ÷ GRDB update", update, over: grdbUpdate, target: .atLeast(3))
-        report.compare("LogStore delete ÷ GRDB delete", delete, over: grdbDelete, target: .atLeast(3))
-        report.note("GRDB's updates and deletes run in a transaction that is rolled back afterwards, so every round starts from the same data; LogStore's run on a fresh copy of the store, opened before the clock starts; both write with their default durability (LogStore fsyncs its one save, GRDB's rollback skips the commit)")
+        try changes(people, model: model, data, context, into: &report)
     }
 
+    // MARK: - Lookups by ID
+
+    /// A person's values a lookup reads: what both engines must return.
+    private struct LookedUp: Equatable {
+        var firstName: String
+        var orderingValue: Double
+    }
+
+    /// Distinct keys in 1...count, `count` of them at most, in a seeded random order.
+    private static func distinctKeys(_ wanted: Int, of count: Int, seed: UInt64) -> [Int64] {
+        var random = SeededRandom(seed: seed)
+        return Array(Array(1...Int64(count)).shuffled(using: &random).prefix(wanted))
+    }
+
+    private static func lookups(_ people: [PersonValues], _ store: Store, _ data: PeopleDataSet, _ context: BenchmarkContext, into report: inout GroupReport) throws {
+        let lookups = min(people.count, context.scaled(full: 100_000, quick: 10_000))
+        let keys = distinctKeys(lookups, of: people.count, seed: 606)
+        let ids = keys.map { ObjectID(storeID: store.storeID, entityName: "Person", key: UInt64($0)) }
+        let expected = keys.map { LookedUp(firstName: people[Int($0) - 1].firstName, orderingValue: people[Int($0) - 1].orderingValue) }
+        let readers = try SQLiteReaders(path: data.sqlitePath)
+        defer { readers.close() }
+
+        /// One pass of `body` over the keys, timed, its answers checked after the clock.
+        func sample(_ engine: String, _ body: (inout [LookedUp]) throws -> Void) throws -> Sample {
+            var found: [LookedUp] = []
+            found.reserveCapacity(lookups)
+            let seconds = try Stopwatch.seconds { try body(&found) }
+            guard found == expected else { throw BenchmarkError("\(engine) looked up other values than were stored (\(found.count) people, first \(found.first.map { "\($0)" } ?? "none"), expected \(expected.first.map { "\($0)" } ?? "none"))") }
+            return Sample(work: Double(lookups), seconds: seconds)
+        }
+        func logStoreLookups(_ found: inout [LookedUp]) throws {
+            // The context and its objects are freed inside the clock.
+            let objects = store.newContext()
+            for id in ids {
+                let person = try objects.object(with: id) as! BenchPerson
+                found.append(LookedUp(firstName: person.firstName ?? "", orderingValue: person.orderingValue))
+            }
+        }
+        func columnLookups(_ database: GRDBPeople, _ found: inout [LookedUp]) throws {
+            try database.writer.read { db in
+                let statement = try db.cachedStatement(sql: "SELECT firstName, orderingValue FROM person WHERE id = ?")
+                for key in keys {
+                    guard let row = try Row.fetchOne(statement, arguments: [key]) else { continue }
+                    found.append(LookedUp(firstName: row[0], orderingValue: row[1]))
+                }
+            }
+        }
+        func recordLookups<Record: FetchableRecord>(_ type: Record.Type, _ database: GRDBPeople, _ found: inout [LookedUp], _ values: (Record) -> LookedUp) throws {
+            try database.writer.read { db in
+                let statement = try db.cachedStatement(sql: "SELECT * FROM person WHERE id = ?")
+                for key in keys {
+                    if let record = try Record.fetchOne(statement, arguments: [key]) { found.append(values(record)) }
+                }
+            }
+        }
+        let styles: [(String, (GRDBPeople, inout [LookedUp]) throws -> Void)] = [
+            ("cached statement, two columns", columnLookups),
+            ("cached statement, Codable record", { try recordLookups(GRDBPerson.self, $0, &$1) { LookedUp(firstName: $0.firstName, orderingValue: $0.orderingValue) } }),
+            ("cached statement, init(row:) record", { try recordLookups(GRDBPersonRow.self, $0, &$1) { LookedUp(firstName: $0.firstName, orderingValue: $0.orderingValue) } }),
+        ]
+        var cases: [() throws -> Sample] = [{ try sample("LogStore", logStoreLookups) }]
+        for (memory, database) in readers.variants {
+            for (_, lookup) in styles { cases.append({ try sample(memory.label, { try lookup(database, &$0) }) }) }
+        }
+        context.log("objects: \(lookups.formatted()) lookups, \(cases.count) cases")
+        let rates = try measureInRounds(repetitions: context.repetitions, cases)
+
+        let logStore = report.add("LogStore object(with:) + read firstName and orderingValue, fresh context, \(lookups.formatted()) distinct keys", rates[0], unit: "lookups/s")
+        for (variant, (memory, _)) in readers.variants.enumerated() {
+            for (style, (name, _)) in styles.enumerated() {
+                let grdb = report.add("GRDB by primary key, \(name), \(memory.label)", rates[1 + variant * styles.count + style], unit: "lookups/s")
+                let target: Target? = memory == .defaults && style == 0 ? .atLeast(5) : nil
+                report.compare("LogStore lookup ÷ GRDB \(name), \(memory.label)", logStore, over: grdb, target: target)
+            }
+        }
+
+        let lookupOnce = { (database: GRDBPeople) in
+            var found: [LookedUp] = []
+            try columnLookups(database, &found)
+        }
+        let logStoreMemory = try EngineMemory.measure(
+            open: { try Store(path: data.storePath, model: store.model, options: JournalOptions(access: .readOnly)) },
+            workload: { opened in
+                let objects = opened.newContext()
+                for id in ids { keep((try objects.object(with: id) as! BenchPerson).firstName) }
+            },
+            close: { $0.close() })
+        logStoreMemory.add(to: &report, engine: "LogStore (open read-only)", after: "the lookups")
+        for (memory, added) in try readers.memory(lookupOnce) {
+            added.add(to: &report, engine: "\(memory.label) (open, warmed)", after: "the lookups")
+        }
+    }
+
+    // MARK: - Updates and deletes
+
+    /// Updates or deletes a tenth of the people in one save (transaction),
+    /// committed durably on fresh copies of both files.
+    private static func changes(_ people: [PersonValues], model: Model, _ data: PeopleDataSet, _ context: BenchmarkContext, into report: inout GroupReport) throws {
+        let count = people.count
+        let targets = distinctKeys(count / 10, of: count, seed: 607)
+        let updated = targets.sorted()
+        let remaining = Array(Set(1...Int64(count)).subtracting(targets)).sorted()
+        context.log("objects: update and delete \(targets.count.formatted()) people in one save, 6 cases")
+
+        func logStoreCase(_ change: @escaping (ObjectContext, BenchPerson) throws -> Void, expecting expected: [Int64], in request: LogStore.FetchRequest) -> () throws -> Sample {
+            {
+                let copy = try copyFile(data.storePath, context)
+                defer { context.scratch.remove(copy) }
+                let store = try Store(path: copy, model: model, options: JournalOptions(compaction: .manual))
+                defer { store.close() }
+                let ids = targets.map { ObjectID(storeID: store.storeID, entityName: "Person", key: UInt64($0)) }
+                let sample = try Sample.timing(work: Double(targets.count)) {
+                    // The context and its objects are freed inside the clock.
+                    let objects = store.newContext()
+                    for id in ids { try change(objects, try objects.object(with: id) as! BenchPerson) }
+                    try objects.save()
+                }
+                let found = try store.newContext().fetchIDs(request).map { Int64($0.key) }.sorted()
+                guard found == expected else { throw BenchmarkError("LogStore: \(found.count) people match \(request.predicate.map { "\($0)" } ?? "all") after the save, not \(expected.count)") }
+                return sample
+            }
+        }
+        func sqliteCase(_ change: @escaping (Database) throws -> Void, expecting expected: [Int64], in query: String) -> () throws -> Sample {
+            {
+                let copy = try copyFile(data.sqlitePath, context)
+                let database = try durableDatabase(copy)
+                defer { database.remove() }
+                let sample = try Sample.timing(work: Double(targets.count)) { try database.writer.write(change) }
+                _ = try database.fileSize()
+                let found = try database.writer.read { db in try Int64.fetchAll(db, sql: query) }
+                guard found == expected else { throw BenchmarkError("SQLite: \(found.count) rows match \(query) after the commit, not \(expected.count)") }
+                return sample
+            }
+        }
+        let agedPast100 = LogStore.FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 101"))
+        let everyone = LogStore.FetchRequest(entityName: "Person")
+        let agedPast100SQL = "SELECT id FROM person WHERE age = 101 ORDER BY id", everyoneSQL = "SELECT id FROM person ORDER BY id"
+        // The data set's file after a checkpoint: the copies start from it alone.
+        _ = try data.database.fileSize()
+        let rates = try measureInRounds(repetitions: min(context.repetitions, 3), [
+            logStoreCase({ _, person in person.age = 101 }, expecting: updated, in: agedPast100),
+            logStoreCase({ objects, person in try objects.delete(person) }, expecting: remaining, in: everyone),
+            sqliteCase({ db in
+                let statement = try db.cachedStatement(sql: "UPDATE person SET age = ? WHERE id = ?")
+                for key in targets { try statement.execute(arguments: [101, key]) }
+            }, expecting: updated, in: agedPast100SQL),
+            sqliteCase({ db in
+                for key in targets {
+                    var person = people[Int(key) - 1].grdb
+                    person.id = key
+                    person.age = 101
+                    try person.update(db)
+                }
+            }, expecting: updated, in: agedPast100SQL),
+            sqliteCase({ db in
+                let statement = try db.cachedStatement(sql: "DELETE FROM person WHERE id = ?")
+                for key in targets { try statement.execute(arguments: [key]) }
+            }, expecting: remaining, in: everyoneSQL),
+            sqliteCase({ db in
+                for key in targets { _ = try GRDBPerson.deleteOne(db, key: key) }
+            }, expecting: remaining, in: everyoneSQL),
+        ])
+        let names = ["LogStore update 10% (\(targets.count.formatted())) in one save", "LogStore delete 10% in one save",
+                     "GRDB cached UPDATE … SET age = ? WHERE id = ?, one transaction", "GRDB Codable record.update one by one, one transaction",
+                     "GRDB cached DELETE … WHERE id = ?, one transaction", "GRDB deleteOne one by one, one transaction"]
+        let figures = zip(names, rates).map { report.add($0, $1, unit: "records/s") }
+        // LogStore's figure over GRDB's, by their places in `names`.
+        let ratios: [(String, Int, Int, Target?)] = [
+            ("LogStore update ÷ GRDB cached UPDATE", 0, 2, .atLeast(3)), ("LogStore update ÷ GRDB record.update", 0, 3, nil),
+            ("LogStore delete ÷ GRDB cached DELETE", 1, 4, .atLeast(3)), ("LogStore delete ÷ GRDB deleteOne", 1, 5, nil),
+        ]
+        for (name, logStore, grdb, target) in ratios { report.compare(name, figures[logStore], over: figures[grdb], target: target) }
+        report.note("updates and deletes: each round runs on fresh copies of both files, written to disk before the clock starts (SQLite's after a checkpoint, so the copy is the database file alone); LogStore (.fsyncEveryCommit, manual compaction) looks the people up in a fresh context, changes them and saves once, the context freed inside the clock; GRDB commits one transaction with synchronous=FULL and wal_autocheckpoint=0, and checkpoints after the clock; after each round, untimed, both engines' IDs aged 101 (updates) or remaining (deletes) are compared with the expected ones")
+    }
+
+    /// A copy of the file at `path`, on disk before the clock starts:
+    /// otherwise the timed commit's fsync also wrote out the whole copy.
     private static func copyFile(_ path: String, _ context: BenchmarkContext) throws -> String {
-        let copy = context.scratch.freshPath("copy.logstore")
+        let copy = context.scratch.freshPath("copy-" + URL(fileURLWithPath: path).lastPathComponent)
         try FileManager.default.copyItem(atPath: path, toPath: copy)
-        // On disk before the clock starts: otherwise the timed save's one
-        // fdatasync also wrote out the whole copy, tens of megabytes.
-        guard let handle = FileHandle(forWritingAtPath: copy) else { throw BenchmarkError("cannot open \(copy) to flush it") }
-        defer { try? handle.close() }
-        try handle.synchronize()
+        try synchronizeFile(at: copy)
         return copy
     }
 }

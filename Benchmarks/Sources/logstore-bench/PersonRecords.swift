@@ -237,16 +237,6 @@ final class GRDBPeople {
         }
     }
 
-    /// The seconds `body` takes inside a transaction that is then rolled
-    /// back, so every round starts from the same rows.
-    func inRolledBackTransaction(_ body: (Database) throws -> Void) throws -> Double {
-        try writer.writeWithoutTransaction { db in
-            try db.execute(sql: "BEGIN")
-            defer { try? db.execute(sql: "ROLLBACK") }
-            return try Stopwatch.seconds { try body(db) }
-        }
-    }
-
     /// Reads every page of the table and its indexes on the writer's
     /// connection (a pool's readers each have their own page cache).
     func warm() throws {
@@ -262,5 +252,29 @@ final class GRDBPeople {
     func remove() {
         close()
         SQLiteFiles.remove(path)
+    }
+}
+
+/// A person read back from either engine: its key and its values.
+protocol PersonRow {
+    var key: Int64 { get }
+    var values: PersonValues { get }
+}
+
+extension GRDBPerson: PersonRow {
+    var key: Int64 { id ?? 0 }
+    var values: PersonValues { PersonValues(firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated) }
+}
+
+extension GRDBPersonRow: PersonRow {
+    var key: Int64 { id }
+    var values: PersonValues { PersonValues(firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated) }
+}
+
+extension BenchPerson: PersonRow {
+    var key: Int64 { Int64(objectID.key) }
+    /// The person's values as read through its context, which must be alive.
+    var values: PersonValues {
+        PersonValues(firstName: firstName ?? "", lastName: lastName ?? "", age: age, orderingValue: orderingValue, dateCreated: dateCreated ?? .distantPast)
     }
 }

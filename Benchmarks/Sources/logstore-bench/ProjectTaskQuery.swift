@@ -133,7 +133,9 @@ enum ProjectTaskQuery {
         }
         typealias Query = (Int) throws -> [String]
         let logStoreQuery: Query = { project in
-            try store.newContext().fetch(try request(projectIDs[project]), as: BenchTask.self).map { $0.title ?? "" }
+            // The context lives until the titles are read: objects read through it.
+            let objects = store.newContext()
+            return try withExtendedLifetime(objects) { try objects.fetch(try request(projectIDs[project]), as: BenchTask.self).map { $0.title ?? "" } }
         }
         var cases: [(String, Query)] = [("LogStore", logStoreQuery)]
         for database in databases {

@@ -18,7 +18,8 @@ enum ToolThroughput: BenchmarkGroup {
         //    default policy leaves one), against sqlite3 -json.
         let count = context.scaled(full: 1_000_000, quick: 50_000)
         context.log("tool: \(count.formatted()) people in both engines")
-        let data = try PeopleDataSet(PersonValues.make(count, seed: 9), model: try PersonModel.make(), named: "tool", context)
+        let people = PersonValues.make(count, seed: 9)
+        let data = try PeopleDataSet(people, model: try PersonModel.make(), named: "tool", context)
         defer { data.remove(context) }
         do {
             let store = try Store(path: data.storePath, model: try PersonModel.make(), options: JournalOptions(compaction: .manual))
@@ -26,13 +27,11 @@ enum ToolThroughput: BenchmarkGroup {
             _ = try store.compact()
         }
         let dump = [tool.path, "dump", data.storePath, "--entity", "Person"]
-        let dumped = try lineCount(dump)
-        guard dumped == count else { throw BenchmarkError("dump printed \(dumped) lines for \(count) records") }
+        // Both must print every person with the values written before either is timed.
+        try DumpedPeople.check(try output(of: dump), people, by: "logstore-tool dump")
         if let sqlite3 {
             let select = [sqlite3, "-json", data.sqlitePath, "SELECT * FROM person"]
-            // Both must print every row before either is timed.
-            let selected = try lineCount(select)
-            guard selected >= count else { throw BenchmarkError("sqlite3 -json printed \(selected) lines for \(count) rows") }
+            try DumpedPeople.check(try output(of: select), people, by: "sqlite3 -json")
             context.log("tool: dump and sqlite3 -json, \(context.repetitions) rounds")
             let rates = try measureInRounds(repetitions: context.repetitions, [
                 { try Sample.timing(work: Double(count)) { try run(dump) } },
@@ -64,6 +63,7 @@ enum ToolThroughput: BenchmarkGroup {
         let read = report.add("cat of the same file > /dev/null (read limit)", verifyRates[1], unit: "MB/s")
         report.compare("verify ÷ sequential read", verified, over: read)
         report.fact("verify store", "\(Int(size)) bytes: blobs of 4 KiB, half of each random, saved 1,000 per transaction under the default compaction policy")
+        report.note("dump and sqlite3 -json are each run once more before the rounds, untimed, their output read back and every person's ID and values compared with the ones written (dates to the millisecond dump prints, within 2 ms for the rounding of printing and parsing, doubles to the 15 digits sqlite3 prints); the timed runs print to /dev/null, so their own output is not read")
         report.note("dump reads a compacted store (a snapshot and no journal), as the default policy leaves one; both commands print to /dev/null with a warm page cache")
         report.note("verify checks every frame's checksum and decodes every block and transaction, then opens the store and checks relationships and indexes against the records")
         return report
@@ -101,23 +101,18 @@ enum ToolThroughput: BenchmarkGroup {
         }
     }
 
-    /// The lines `arguments` prints, counted as they stream by.
-    private static func lineCount(_ arguments: [String]) throws -> Int {
+    /// What `arguments` prints.
+    private static func output(of arguments: [String]) throws -> Data {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: arguments[0])
         process.arguments = Array(arguments.dropFirst())
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
-        var lines = 0
-        while true {
-            let chunk = pipe.fileHandleForReading.readData(ofLength: 1 << 20)
-            if chunk.isEmpty { break }
-            lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-        }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw BenchmarkError("\(arguments.joined(separator: " ")) exited \(process.terminationStatus)") }
-        return lines
+        return output
     }
 
     /// A store of about `totalBytes` of 4 KiB blobs, half random (so half
@@ -150,5 +145,36 @@ enum ToolThroughput: BenchmarkGroup {
             // About half of each body compresses away.
             written += 1_000 * 2_100
         }
+    }
+}
+
+/// People as `logstore-tool dump` (JSON Lines) or `sqlite3 -json` (a JSON
+/// array, a row per line) print them, checked against the people written.
+private enum DumpedPeople {
+    static func check(_ output: Data, _ people: [PersonValues], by command: String) throws {
+        var seen = [Bool](repeating: false, count: people.count)
+        let dateParser = ISO8601DateFormatter()
+        dateParser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for line in output.split(separator: UInt8(ascii: "\n")) {
+            var line = line[...]
+            while let first = line.first, first == UInt8(ascii: "[") || first == UInt8(ascii: ",") { line = line.dropFirst() }
+            while let last = line.last, last == UInt8(ascii: "]") || last == UInt8(ascii: ",") || last == UInt8(ascii: "\r") { line = line.dropLast() }
+            if line.isEmpty { continue }
+            guard let row = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else { throw BenchmarkError("\(command) printed a line that is not an object") }
+            // dump prints an ID's URI, ending /pKEY; sqlite3 the integer id.
+            let key = (row["id"] as? String).flatMap { $0.split(separator: "p").last.flatMap { Int($0) } } ?? (row["id"] as? Int) ?? 0
+            guard people.indices.contains(key - 1), !seen[key - 1] else { throw BenchmarkError("\(command) printed person \(key) twice or out of range") }
+            seen[key - 1] = true
+            let written = people[key - 1]
+            let date: Date? = (row["dateCreated"] as? String).flatMap { dateParser.date(from: $0) }
+                ?? (row["dateCreated"] as? Double).map { Date(timeIntervalSinceReferenceDate: $0) }
+            guard row["firstName"] as? String == written.firstName, row["lastName"] as? String == written.lastName,
+                  (row["age"] as? Int).map(Int64.init) == written.age,
+                  let ordering = row["orderingValue"] as? Double, abs(ordering - written.orderingValue) < 1e-6,
+                  let date, abs(date.timeIntervalSince(written.dateCreated)) < 2e-3
+            else { throw BenchmarkError("\(command) printed person \(key) as \(String(decoding: line, as: UTF8.self)), not the values written (\(written))") }
+        }
+        let missing = seen.count { !$0 }
+        guard missing == 0 else { throw BenchmarkError("\(command) left out \(missing) of \(people.count) people") }
     }
 }
