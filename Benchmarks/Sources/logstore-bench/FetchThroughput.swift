@@ -283,7 +283,7 @@ private struct Fetches {
     }
 
     /// `sql`'s rows as `Record`s through a cached statement.
-    static func records<Record: FetchableRecord & PersonRow>(_ type: Record.Type, _ database: GRDBPeople, _ sql: String) throws -> Answer {
+    static func records<Record: FetchableRecord & PersonFields>(_ type: Record.Type, _ database: GRDBPeople, _ sql: String) throws -> Answer {
         .people(try database.writer.read { db in try Record.fetchAll(db.cachedStatement(sql: sql)) }.map { (key: $0.key, values: $0.values) })
     }
 }

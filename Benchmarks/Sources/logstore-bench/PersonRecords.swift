@@ -255,23 +255,31 @@ final class GRDBPeople {
     }
 }
 
-/// A person read back from either engine: its key and its values.
-protocol PersonRow {
+/// A person's values as a read returns them, whichever engine read them.
+protocol PersonFields {
     var key: Int64 { get }
-    var values: PersonValues { get }
+    var firstName: String { get }
+    var lastName: String { get }
+    var age: Int64 { get }
+    var orderingValue: Double { get }
+    var dateCreated: Date { get }
 }
 
-extension GRDBPerson: PersonRow {
+extension PersonFields {
+    var values: PersonValues {
+        PersonValues(firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated)
+    }
+}
+
+extension GRDBPerson: PersonFields {
     var key: Int64 { id ?? 0 }
-    var values: PersonValues { PersonValues(firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated) }
 }
 
-extension GRDBPersonRow: PersonRow {
+extension GRDBPersonRow: PersonFields {
     var key: Int64 { id }
-    var values: PersonValues { PersonValues(firstName: firstName, lastName: lastName, age: age, orderingValue: orderingValue, dateCreated: dateCreated) }
 }
 
-extension BenchPerson: PersonRow {
+extension BenchPerson {
     var key: Int64 { Int64(objectID.key) }
     /// The person's values as read through its context, which must be alive.
     var values: PersonValues {

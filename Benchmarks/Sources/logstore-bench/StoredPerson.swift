@@ -7,7 +7,7 @@ import LogStore
 /// One person as an engine gives it back, or as it was written, by key:
 /// what two engines' answers are compared by, every value exactly (both
 /// store the date as the same double).
-struct StoredPerson: Equatable, CustomStringConvertible {
+struct StoredPerson: PersonFields, Equatable, CustomStringConvertible {
     var key: Int64
     var values: PersonValues
 
@@ -16,15 +16,21 @@ struct StoredPerson: Equatable, CustomStringConvertible {
         self.values = values
     }
 
-    init(_ person: BenchPerson, key: Int64) {
-        self.init(key: key, PersonValues(firstName: person.firstName ?? "", lastName: person.lastName ?? "", age: person.age,
-                                         orderingValue: person.orderingValue, dateCreated: person.dateCreated ?? .distantPast))
+    /// A copy of `person`'s values (its context must be alive), keyed by
+    /// `key`, or by its own key.
+    init(_ person: BenchPerson, key: Int64? = nil) {
+        self.init(key: key ?? person.key, person.values)
     }
 
-    init(_ record: GRDBPerson, key: Int64) {
-        self.init(key: key, PersonValues(firstName: record.firstName, lastName: record.lastName, age: record.age,
-                                         orderingValue: record.orderingValue, dateCreated: record.dateCreated))
+    init(_ record: some PersonFields, key: Int64? = nil) {
+        self.init(key: key ?? record.key, record.values)
     }
+
+    var firstName: String { values.firstName }
+    var lastName: String { values.lastName }
+    var age: Int64 { values.age }
+    var orderingValue: Double { values.orderingValue }
+    var dateCreated: Date { values.dateCreated }
 
     var description: String {
         "#\(key) \(values.firstName) \(values.lastName), age \(values.age), ordering \(values.orderingValue), created \(values.dateCreated.timeIntervalSinceReferenceDate)"
@@ -72,13 +78,13 @@ struct StoredPerson: Equatable, CustomStringConvertible {
     static func all(in store: Store) throws -> [StoredPerson] {
         // The context lives until the values are read: objects hold it weakly.
         let objects = store.newContext()
-        return try objects.fetchAll(BenchPerson.self).map { StoredPerson($0, key: Int64($0.objectID.key)) }.sorted { $0.key < $1.key }
+        return try objects.fetchAll(BenchPerson.self).map { StoredPerson($0) }.sorted { $0.key < $1.key }
     }
 
     /// Every person of `database`, by id.
     static func all(in database: GRDBPeople) throws -> [StoredPerson] {
         try database.writer.read { db in
-            try GRDBPerson.fetchAll(db, sql: "SELECT * FROM person ORDER BY id").map { StoredPerson($0, key: $0.id ?? 0) }
+            try GRDBPersonRow.fetchAll(db, sql: "SELECT * FROM person ORDER BY id").map { StoredPerson($0) }
         }
     }
 

@@ -6,45 +6,6 @@ import Foundation
 import GRDB
 import LogStore
 
-/// A person's values as a read returns them, whichever engine read them.
-protocol PersonFields {
-    var key: Int64 { get }
-    var firstName: String { get }
-    var lastName: String { get }
-    var age: Int64 { get }
-    var orderingValue: Double { get }
-    var dateCreated: Date { get }
-}
-
-extension GRDBPersonRow: PersonFields {
-    var key: Int64 { id }
-}
-
-extension GRDBPerson: PersonFields {
-    var key: Int64 { id ?? 0 }
-}
-
-/// LogStore's objects copied into values inside the clock, as GRDB's
-/// records are values: the context and its objects are freed before the
-/// clock stops.
-struct LogStorePersonValues: PersonFields {
-    var key: Int64
-    var firstName: String
-    var lastName: String
-    var age: Int64
-    var orderingValue: Double
-    var dateCreated: Date
-
-    init(_ person: BenchPerson) {
-        key = Int64(person.objectID.key)
-        firstName = person.firstName ?? ""
-        lastName = person.lastName ?? ""
-        age = person.age
-        orderingValue = person.orderingValue
-        dateCreated = person.dateCreated ?? .distantPast
-    }
-}
-
 /// What the read workloads ask, in both engines' terms.
 enum PersonQueries {
     static let range = "age BETWEEN {100, 200}"
@@ -148,8 +109,8 @@ struct LogStorePersonReads: PersonReading {
         return names
     }
 
-    func rangeFetch() throws -> [LogStorePersonValues] {
-        try store.newContext().fetch(range, as: BenchPerson.self).map(LogStorePersonValues.init)
+    func rangeFetch() throws -> [StoredPerson] {
+        try store.newContext().fetch(range, as: BenchPerson.self).map { StoredPerson($0) }
     }
 
     func scan() throws -> [Int64] { try store.newContext().fetchIDs(scanRequest).map { Int64($0.key) } }
@@ -263,9 +224,9 @@ enum PersonSample {
 
     // LogStore
 
-    private static func rows(_ store: Store, _ predicate: String) throws -> [LogStorePersonValues] {
+    private static func rows(_ store: Store, _ predicate: String) throws -> [StoredPerson] {
         try store.newContext().fetch(FetchRequest(entityName: "Person", predicate: try ObjectPredicate(predicate)), as: BenchPerson.self)
-            .map(LogStorePersonValues.init)
+            .map { StoredPerson($0) }
     }
 
     /// The count and the people aged 500, by key.
