@@ -193,6 +193,9 @@ final class GRDBPeople {
     static func open(_ path: String, synchronousFull: Bool, pool: Bool, memory: SQLiteMemory = .defaults) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.journalMode = .wal
+        // As apps configure SQLite: a connection that finds the database
+        // locked waits for it instead of failing at once (GRDB's default).
+        configuration.busyMode = .timeout(10)
         memory.apply(to: &configuration)
         let writer: any DatabaseWriter = pool
             ? try DatabasePool(path: path, configuration: configuration)

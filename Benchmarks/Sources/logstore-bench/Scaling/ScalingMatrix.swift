@@ -22,23 +22,26 @@ enum ScalingMatrix {
                 report.skipped.append(SkippedSize(size: size, reason: reason))
                 continue
             }
-            var seconds = 0.0
+            let started = ContinuousClock.now
+            var seconds: Double { (ContinuousClock.now - started).seconds }
             do {
                 var sized = report
                 sized.sizes.append(size)
-                seconds = try Stopwatch.seconds {
-                    try PeopleAtSize(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run(into: &sized)
-                    sized.rows.append(try InventoryMix(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run())
-                }
+                try PeopleAtSize(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run(into: &sized)
+                sized.rows.append(try InventoryMix(size: size, context: context, limits: limits, recordBytes: report.recordBytes).run())
                 report = sized
             } catch {
                 // Keep what the smaller sizes found; the run fails at the end.
-                context.log("scaling: \(size.formatted()) records FAILED: \(error)")
+                // The time until the failure still bounds the next size's
+                // estimate from below, better than a smaller size scaled up.
+                context.log("scaling: \(size.formatted()) records FAILED after \(Int(seconds)) s: \(error)")
                 report.failed.append(SkippedSize(size: size, reason: "\(error)"))
+                if let last = previous { previous = (size, seconds, last.memory) }
                 continue
             }
-            context.log("scaling: \(size.formatted()) records took \(Int(seconds)) s")
-            previous = (size, seconds, report.memory.last!)
+            let elapsed = seconds
+            context.log("scaling: \(size.formatted()) records took \(Int(elapsed)) s")
+            previous = (size, elapsed, report.memory.last!)
         }
         report.notes = [
             "each store's figure is the median of \(context.repetitions) runs, with the range; the cases rotate which runs first",
