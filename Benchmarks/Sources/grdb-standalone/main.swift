@@ -23,6 +23,16 @@ struct Person: Codable, FetchableRecord, PersistableRecord {
     static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .timeIntervalSinceReferenceDate }
 }
 
+/// The same person read by a hand-written `init(row:)`, columns by position.
+struct PersonRow: FetchableRecord {
+    var id: Int64, firstName: String, lastName: String, age: Int64, orderingValue: Double, dateCreated: Date
+
+    init(row: Row) {
+        (id, firstName, lastName, age, orderingValue) = (row[0], row[1], row[2], row[3], row[4])
+        dateCreated = Date(timeIntervalSinceReferenceDate: row[5])
+    }
+}
+
 /// The harness's people: jrand48 from `seed`, ages in 0..<1000, a last name
 /// of 15 with the record's index modulo 1000 appended, an ordering value and
 /// a date with a fraction of three decimal digits.
@@ -110,26 +120,27 @@ for run in 0..<runs {
     if path != dataSet { remove(path) }
 }
 
-// Range fetch: Codable records, each sample repeated for at least 300 ms.
+// Range fetch: each sample repeated for at least 300 ms, as Codable records
+// and as init(row:) records.
 let matches = people.count { (100...200).contains($0.age) }
-var fetches: [Double] = []
-do {
+let rangeSQL = "SELECT * FROM person WHERE age BETWEEN 100 AND 200 ORDER BY lastName"
+func rangeFetches(_ fetch: (Database) throws -> Int) throws -> [Double] {
     let pool = try open(dataSet, pool: true)
-    for _ in 0..<runs {
+    return try (0..<runs).map { _ in
         var calls = 0
         let elapsed = try seconds {
             let start = ContinuousClock.now
             repeat {
-                let records = try pool.read { db in
-                    try Person.fetchAll(db.cachedStatement(sql: "SELECT * FROM person WHERE age BETWEEN 100 AND 200 ORDER BY lastName"))
-                }
-                guard records.count == matches else { fatalError("the range fetch returned \(records.count) records, not \(matches)") }
+                let count = try pool.read(fetch)
+                guard count == matches else { fatalError("the range fetch returned \(count) records, not \(matches)") }
                 calls += 1
             } while ContinuousClock.now - start < .milliseconds(300)
         }
-        fetches.append(Double(calls) / elapsed)
+        return Double(calls) / elapsed
     }
 }
+let fetches = try rangeFetches { db in try Person.fetchAll(db.cachedStatement(sql: rangeSQL)).count }
+let rowFetches = try rangeFetches { db in try PersonRow.fetchAll(db.cachedStatement(sql: rangeSQL)).count }
 
 // Durable saves: one record per transaction, into the data set, which they grow.
 let saves = 1_000
@@ -152,6 +163,7 @@ let result: [String: Any] = [
     "bulkInsertRecordsPerSecond": median(bulk),
     "rangeFetchesPerSecond": median(fetches),
     "rangeFetchRecordsPerSecond": median(fetches) * Double(matches),
+    "rangeFetchInitRowRecordsPerSecond": median(rowFetches) * Double(matches),
     "rangeMatches": matches,
     "durableSavesPerSecond": median(durable),
     "savesPerRun": saves,

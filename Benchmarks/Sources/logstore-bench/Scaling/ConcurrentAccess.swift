@@ -30,6 +30,11 @@ struct ConcurrentAccess {
         var writes: (logStore: [CaseRun], sqlite: [CaseRun]) = ([], [])
         // Each case's writer saves people of its own (the readers check the data set's).
         var calls = 0
+        // One pool per budget for every round, as a running app keeps it, so
+        // the write-ahead log is reused after the first round rather than
+        // started afresh in each (PeopleAtSize.writes says why).
+        var databases: [GRDBPeople?] = Array(repeating: nil, count: memories.count)
+        defer { databases.forEach { $0?.close() } }
         let reads = try side.run(
             logStore: {
                 defer { calls += 1 }
@@ -37,10 +42,13 @@ struct ConcurrentAccess {
                 writes.logStore.append(written)
                 return read
             },
-            sqlite: memories.map { memory in
+            sqlite: memories.enumerated().map { index, memory in
                 (memory, {
                     defer { calls += 1 }
-                    let (read, written) = try sqliteRound(sqlitePath, calls, memory: memory)
+                    if databases[index] == nil {
+                        databases[index] = try GRDBPeople(path: sqlitePath, synchronousFull: true, pool: true, memory: memory)
+                    }
+                    let (read, written) = try sqliteRound(databases[index]!, calls)
                     if memory == memories[0] { writes.sqlite.append(written) }
                     return read
                 })
@@ -90,9 +98,7 @@ struct ConcurrentAccess {
         return try Self.runs(counts, before: before, after: after, store: "LogStore")
     }
 
-    private func sqliteRound(_ path: String, _ round: Int, memory: SQLiteMemory) throws -> (CaseRun, CaseRun) {
-        let database = try GRDBPeople(path: path, synchronousFull: true, pool: true, memory: memory)
-        defer { database.close() }
+    private func sqliteRound(_ database: GRDBPeople, _ round: Int) throws -> (CaseRun, CaseRun) {
         let writer = database.writer
         try SQLiteMemory.warmEveryReader(writer as! DatabasePool, table: "person")
         let before = try writer.read { db in try GRDBPerson.fetchCount(db) }
