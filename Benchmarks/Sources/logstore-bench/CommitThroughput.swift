@@ -22,13 +22,14 @@ enum CommitThroughput: BenchmarkGroup {
         let everyCommit = SyncCount(".fsyncEveryCommit"), group = SyncCount(".groupCommit (default, \(defaultWindow) window)")
         let groupNoWindow = SyncCount(".groupCommit(window: .zero)")
 
-        context.log("commit: 5 cases of \(workload.duration) each, \(context.repetitions) rounds")
+        context.log("commit: 6 cases of \(workload.duration) each, \(context.repetitions) rounds")
         let rates = try measureInRounds(repetitions: context.repetitions, [
             journalCase(.fsyncEveryCommit, threads: 1, workload, counting: everyCommit),
             plainCase(workload),
             sqliteCase(workload),
             journalCase(.groupCommit, threads: committers, workload, counting: group),
             journalCase(.groupCommit(window: .zero), threads: committers, workload, counting: groupNoWindow),
+            sqliteCase(workload, automaticCheckpoints: true),
         ])
 
         let single = report.add("LogStore \(everyCommit.label), 1 thread", rates[0], unit: "commits/s")
@@ -39,7 +40,9 @@ enum CommitThroughput: BenchmarkGroup {
         report.compare("\(everyCommit.label) ÷ pwrite + fdatasync", single, over: plain, target: .atLeast(0.8))
         report.compare("\(group.label) ÷ \(everyCommit.label)", grouped, over: single, target: .atLeast(3))
         report.compare("\(groupNoWindow.label) ÷ \(everyCommit.label)", groupedNoWindow, over: single)
+        let sqliteCheckpointing = report.add("SQLite (GRDB), WAL, synchronous=FULL, automatic checkpoints, 1 thread", rates[5], unit: "commits/s")
         report.compare("\(everyCommit.label) ÷ SQLite", single, over: sqlite)
+        report.compare("\(everyCommit.label) ÷ SQLite, automatic checkpoints", single, over: sqliteCheckpointing)
         for count in [everyCommit, group, groupNoWindow] {
             report.add("\(count.label): commits per fdatasync", value: Double(count.commits) / Double(max(count.syncs, 1)), unit: "commits/sync")
             report.fact("\(count.label), all runs", "\(count.commits) commits, \(count.syncs) fdatasyncs (journal.statistics)")
@@ -115,9 +118,9 @@ enum CommitThroughput: BenchmarkGroup {
         }
     }
 
-    private static func sqliteCase(_ workload: Workload) -> () throws -> Sample {
+    private static func sqliteCase(_ workload: Workload, automaticCheckpoints: Bool = false) -> () throws -> Sample {
         {
-            let database = try SQLiteCommitter(path: workload.context.scratch.freshPath("commit.sqlite"))
+            let database = try SQLiteCommitter(path: workload.context.scratch.freshPath("commit.sqlite"), automaticCheckpoints: automaticCheckpoints)
             defer { try? database.remove() }
             var commits = 0
             let sample = try Stopwatch.repeatFor(workload.duration) {
