@@ -29,6 +29,9 @@ final class SnapshotFile: Sendable {
     let blockContext: BlockContext?
     /// The size of everything before the journal tail: header, blocks, index.
     var byteCount: UInt64 { tailStart }
+    /// The blocks' raw sizes added up: the live records when the snapshot
+    /// was written, counted once here because saves ask for it each time.
+    let rawBlockBytes: Int
 
     private let file: any FileIO
     private let cache: BlockCache
@@ -43,6 +46,7 @@ final class SnapshotFile: Sendable {
         entityNames = index.entities.map(\.name)
         slotCounts = index.entities.map(\.slots.count)
         directory = index.blocks
+        rawBlockBytes = index.blocks.reduce(0) { $0 + Int($1.rawSize) }
         blockContext = index.blockContext
         self.file = file
         cache = BlockCache(capacity: cacheCapacity)

@@ -206,7 +206,7 @@ extension CommittedState {
     /// The raw bytes of live records: those in the arena, plus the raw size
     /// of the snapshot's blocks (which held the rest when it was written).
     var liveBytesEstimate: Int {
-        let snapshotBytes = tables.first?.snapshot?.directory.reduce(0) { $0 + Int($1.rawSize) } ?? 0
+        let snapshotBytes = tables.first?.snapshot?.rawBlockBytes ?? 0
         return snapshotBytes + tables.reduce(0) { $0 + $1.arenaLiveBytes }
     }
 

@@ -68,7 +68,7 @@ struct CommittedState: Sendable {
         reservedKeys = nextKeys
         reservationSizes = Array(repeating: Self.firstReservation, count: model.entities.count)
         indexes = model.entities.map { entity in
-            entity.attributes.indices.filter { entity.attributes[$0].isIndexed && !entity.attributes[$0].isTransient }.map(SecondaryIndex.init(slot:))
+            entity.attributes.indices.filter { entity.attributes[$0].isIndexed && !entity.attributes[$0].isTransient }.map { SecondaryIndex(slot: $0) }
         }
     }
 

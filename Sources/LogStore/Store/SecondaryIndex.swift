@@ -5,9 +5,10 @@ import Foundation
 /// The records of one entity ordered by one attribute's value, for
 /// equality, `IN` and range lookups and for sorted reads with a limit.
 ///
-/// Entries live in a sorted array, with the latest changes in a short
-/// unsorted tail that is merged in once a save leaves it longer than
-/// `tailLimit`: a single-record save appends, a bulk save merges once.
+/// Entries live in sorted runs of bounded length, with the latest changes
+/// in a short unsorted tail that is moved into the runs once a save leaves
+/// it longer than `tailLimit`: a single-record save appends, a bulk save
+/// merges once, and no save's work grows with the index.
 /// A changed or deleted record's old entry is not searched for: the record's
 /// generation moves on, and entries of an older generation are skipped and
 /// dropped at the next merge.
@@ -80,31 +81,47 @@ struct SecondaryIndex: Sendable {
 
     /// The attribute's slot.
     let slot: Int
-    private var sorted: [Entry] = []
+    /// The merged entries in order, cut into runs of at most
+    /// `2 × chunkCapacity`: a few recent entries go into the one run where
+    /// they belong, so a save's cost does not grow with the index.
+    private var chunks: [[Entry]] = []
+    /// How many entries `chunks` holds, stale ones included.
+    private var chunkedCount = 0
     private var tail: [Entry] = []
     /// Per record key, the generation of its current entry shifted left
     /// by one, with the low bit set while the record holds a value: one
     /// array, so that checking an entry costs one memory access.
     private var states = KeyMap<UInt32>(empty: 0)
-    private static let tailLimit = 1024
+    /// The run the next settle sweeps of stale entries.
+    private var sweepPosition = 0
+    private let chunkCapacity: Int
+    private let tailLimit: Int
 
-    init(slot: Int) { self.slot = slot }
+    /// `chunkCapacity` and `tailLimit` are there for tests, which make
+    /// them small so that a few hundred changes split, sweep and merge runs.
+    init(slot: Int, chunkCapacity: Int = 512, tailLimit: Int = 1024) {
+        self.slot = slot
+        self.chunkCapacity = chunkCapacity
+        self.tailLimit = tailLimit
+    }
 
     /// The index a snapshot stored (FORMAT.md §11.3): `keys` in runs of
     /// `counts`, one run per value, values in sort order and each run's keys
     /// increasing, exactly as ``groups()`` gives them.
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
-        self.slot = slot
-        sorted.reserveCapacity(keys.count)
+        self.init(slot: slot)
         states.reserve(through: keys.max() ?? 0, holding: keys.count)
+        var entries: [Entry] = []
+        entries.reserveCapacity(keys.count)
         var next = 0
         for (value, count) in zip(values, counts) {
             for key in keys[next..<(next + count)] {
                 states[key] = 0b11
-                sorted.append(Entry(value: value, key: key, generation: 0b11))
+                entries.append(Entry(value: value, key: key, generation: 0b11))
             }
             next += count
         }
+        replaceChunks(with: entries)
     }
 
     /// Every current entry as a snapshot stores it: the values in sort
@@ -132,31 +149,108 @@ struct SecondaryIndex: Sendable {
         states[key] = ((state >> 1) &+ 1) << 1
     }
 
-    /// Merges the tail once it is long; called after each save is applied.
+    /// Moves the tail into the runs once it is long; called after each
+    /// save is applied. A tail that is large beside the index (a bulk
+    /// save) is merged in one pass over everything; a short one goes entry
+    /// by entry into its run, and a few runs are swept of stale entries,
+    /// so the work of a save is bounded by its own size, not the index's.
     mutating func settle() {
-        guard tail.count > Self.tailLimit else { return }
+        guard tail.count > tailLimit else { return }
         var recent = tail.filter(isCurrent)
         recent.sort(by: Self.precedes)
+        tail = []
+        if recent.count * 8 >= chunkedCount {
+            replaceChunks(with: merged(recent))
+            return
+        }
+        for entry in recent { insert(entry) }
+        for _ in 0..<4 { sweepNextChunk() }
+    }
+
+    /// The current entries of the runs and `recent` (sorted), in order.
+    private func merged(_ recent: [Entry]) -> [Entry] {
         var merged: [Entry] = []
-        merged.reserveCapacity(sorted.count + recent.count)
-        var old = sorted.makeIterator(), new = recent.makeIterator()
-        var a = old.next(), b = new.next()
-        while let left = a {
-            guard isCurrent(left) else { a = old.next(); continue }
-            if let right = b, Self.precedes(right, left) {
-                merged.append(right)
-                b = new.next()
-            } else {
+        merged.reserveCapacity(chunkedCount + recent.count)
+        var new = recent.makeIterator()
+        var right = new.next()
+        for chunk in chunks {
+            for left in chunk where isCurrent(left) {
+                while let entry = right, Self.precedes(entry, left) {
+                    merged.append(entry)
+                    right = new.next()
+                }
                 merged.append(left)
-                a = old.next()
             }
         }
-        while let right = b {
-            merged.append(right)
-            b = new.next()
+        while let entry = right {
+            merged.append(entry)
+            right = new.next()
         }
-        sorted = merged
-        tail = []
+        return merged
+    }
+
+    private mutating func replaceChunks(with entries: [Entry]) {
+        chunks = stride(from: 0, to: entries.count, by: chunkCapacity).map {
+            Array(entries[$0..<min($0 + chunkCapacity, entries.count)])
+        }
+        chunkedCount = entries.count
+        sweepPosition = 0
+    }
+
+    /// Puts `entry` into the run where it belongs; a run grown past twice
+    /// the capacity drops its stale entries, and splits if still too long.
+    private mutating func insert(_ entry: Entry) {
+        guard !chunks.isEmpty else {
+            chunks = [[entry]]
+            chunkedCount = 1
+            return
+        }
+        // The first run whose last entry does not precede `entry`, or the last run.
+        var low = 0, high = chunks.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if Self.precedes(chunks[middle][chunks[middle].count - 1], entry) { low = middle + 1 } else { high = middle }
+        }
+        let position = Self.firstPosition(in: chunks[low]) { !Self.precedes($0, entry) }
+        chunks[low].insert(entry, at: position)
+        chunkedCount += 1
+        guard chunks[low].count > 2 * chunkCapacity else { return }
+        sweep(low)
+        if chunks[low].count > 2 * chunkCapacity {
+            let upper = Array(chunks[low][chunkCapacity...])
+            chunks[low].removeSubrange(chunkCapacity...)
+            chunks.insert(upper, at: low + 1)
+        }
+    }
+
+    /// Drops the stale entries of the run at `sweepPosition` and moves on,
+    /// joining it with the next run when both fit in one.
+    private mutating func sweepNextChunk() {
+        guard !chunks.isEmpty else { return }
+        if sweepPosition >= chunks.count { sweepPosition = 0 }
+        let position = sweepPosition
+        sweep(position)
+        if chunks[position].isEmpty {
+            chunks.remove(at: position)
+            return
+        }
+        if position + 1 < chunks.count {
+            sweep(position + 1)
+            if chunks[position].count + chunks[position + 1].count <= chunkCapacity {
+                chunks[position] += chunks[position + 1]
+                chunks.remove(at: position + 1)
+            } else if chunks[position + 1].isEmpty {
+                chunks.remove(at: position + 1)
+            }
+        }
+        sweepPosition = position + 1
+    }
+
+    private mutating func sweep(_ chunk: Int) {
+        let before = chunks[chunk].count
+        let states = self.states
+        chunks[chunk].removeAll { states[$0.key] != $0.generation }
+        chunkedCount -= before - chunks[chunk].count
     }
 
     private func isCurrent(_ entry: Entry) -> Bool {
@@ -171,35 +265,73 @@ struct SecondaryIndex: Sendable {
         }
     }
 
-    /// The first position in `sorted` whose value is not before `value`
-    /// (or, with `after`, not before or equal).
-    private func boundary(_ value: StoredValue, after: Bool) -> Int {
-        var low = 0, high = sorted.count
+    /// The first position in `entries` where `isAtOrAfter` holds, which
+    /// holds from some position to the end.
+    private static func firstPosition(in entries: [Entry], where isAtOrAfter: (Entry) -> Bool) -> Int {
+        var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            let order = StoredValue.sortOrder(sorted[middle].value, value)
-            if order == .orderedAscending || (after && order == .orderedSame) { low = middle + 1 } else { high = middle }
+            if isAtOrAfter(entries[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
     }
 
-    private func span(_ range: Range) -> [Swift.Range<Int>] {
+    /// A place between two entries of the runs: before entry `offset` of
+    /// run `chunk`, or at the end (`chunk == chunks.count`).
+    private struct Position: Comparable {
+        var chunk: Int
+        var offset: Int
+        static func < (a: Position, b: Position) -> Bool { (a.chunk, a.offset) < (b.chunk, b.offset) }
+    }
+
+    /// The first position whose value is not before `value` (or, with
+    /// `after`, not before or equal).
+    private func boundary(_ value: StoredValue, after: Bool) -> Position {
+        func isAtOrAfter(_ entry: Entry) -> Bool {
+            let order = StoredValue.sortOrder(entry.value, value)
+            return !(order == .orderedAscending || (after && order == .orderedSame))
+        }
+        // The first run whose last entry is at or after the boundary.
+        var low = 0, high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAtOrAfter(chunks[middle][chunks[middle].count - 1]) { high = middle } else { low = middle + 1 }
+        }
+        guard low < chunks.count else { return Position(chunk: chunks.count, offset: 0) }
+        return Position(chunk: low, offset: Self.firstPosition(in: chunks[low], where: isAtOrAfter))
+    }
+
+    private var end: Position { Position(chunk: chunks.count, offset: 0) }
+
+    private func span(_ range: Range) -> [(Position, Position)] {
         if let values = range.values {
-            return values.map { boundary($0, after: false)..<boundary($0, after: true) }
+            return values.map { (boundary($0, after: false), boundary($0, after: true)) }
         }
         // Ranges never include nil or NaN, which sort before every number.
         let start = range.lower.map { boundary($0.value, after: !$0.inclusive) }
             ?? boundary(.double(.nan), after: true)
-        let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? sorted.count
-        return [start..<max(start, end)]
+        let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? self.end
+        return [(start, max(start, end))]
+    }
+
+    /// Calls `body` with each entry from `start` up to `end`.
+    private func forEachEntry(from start: Position, to end: Position, _ body: (Entry) -> Void) {
+        var chunk = start.chunk, offset = start.offset
+        while chunk < end.chunk || (chunk == end.chunk && offset < end.offset) {
+            let entries = chunks[chunk]
+            let stop = chunk == end.chunk ? end.offset : entries.count
+            for position in offset..<stop { body(entries[position]) }
+            chunk += 1
+            offset = 0
+        }
     }
 
     /// The keys whose current value lies in `range`, in no set order.
     func keys(in range: Range) -> [UInt64] {
         var keys: [UInt64] = []
         var seen = Set<UInt64>()
-        for part in span(range) {
-            for entry in sorted[part] where isCurrent(entry) { keys.append(entry.key) }
+        for (start, end) in span(range) {
+            forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { keys.append(entry.key) } }
         }
         for entry in tail where isCurrent(entry) && range.contains(entry.value) { keys.append(entry.key) }
         // `IN` with a repeated value finds a key twice.
@@ -212,15 +344,24 @@ struct SecondaryIndex: Sendable {
         // Several values may be one value of different kinds (5 and 5.0).
         if let values = range.values, values.count > 1 { return keys(in: range).count }
         var count = 0
-        for part in span(range) {
-            for entry in sorted[part] where isCurrent(entry) { count += 1 }
+        for (start, end) in span(range) {
+            forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { count += 1 } }
         }
         return count + tail.count { isCurrent($0) && range.contains($0.value) }
     }
 
     /// About how many records `range` holds, without reading them.
     func estimate(_ range: Range) -> Int {
-        span(range).reduce(0) { $0 + $1.count } + tail.count { range.contains($0.value) }
+        var count = 0
+        for (start, end) in span(range) where start < end {
+            if start.chunk == end.chunk {
+                count += end.offset - start.offset
+                continue
+            }
+            count += chunks[start.chunk].count - start.offset + end.offset
+            for chunk in (start.chunk + 1)..<end.chunk { count += chunks[chunk].count }
+        }
+        return count + tail.count { range.contains($0.value) }
     }
 
     /// Calls `body` with the keys of each value in value order (nil first
@@ -229,40 +370,48 @@ struct SecondaryIndex: Sendable {
     func forEachGroup(ascending: Bool, _ body: (StoredValue, [UInt64]) -> Bool) {
         var recent = tail.filter(isCurrent)
         recent.sort(by: Self.precedes)
-        // Two cursors, over the sorted entries and the recent ones, moving
+        // Two cursors, over the runs' entries and the recent ones, moving
         // in the direction asked for.
-        var main = ascending ? 0 : sorted.count - 1
+        var main = ascending ? Position(chunk: 0, offset: 0)
+                             : Position(chunk: chunks.count - 1, offset: (chunks.last?.count ?? 0) - 1)
         var other = ascending ? 0 : recent.count - 1
         let step = ascending ? 1 : -1
-        func valid(_ position: Int, _ count: Int) -> Bool { position >= 0 && position < count }
+        func entry(_ position: Position) -> Entry? {
+            chunks.indices.contains(position.chunk) ? chunks[position.chunk][position.offset] : nil
+        }
+        func advance(_ position: inout Position) {
+            position.offset += step
+            if ascending, position.offset == chunks[position.chunk].count {
+                position = Position(chunk: position.chunk + 1, offset: 0)
+            } else if !ascending, position.offset < 0 {
+                position.chunk -= 1
+                position.offset = position.chunk >= 0 ? chunks[position.chunk].count - 1 : 0
+            }
+        }
+        func recentEntry(_ position: Int) -> Entry? { recent.indices.contains(position) ? recent[position] : nil }
         while true {
-            while valid(main, sorted.count), !isCurrent(sorted[main]) { main += step }
-            let hasMain = valid(main, sorted.count), hasOther = valid(other, recent.count)
-            guard hasMain || hasOther else { return }
-            let fromMain: Bool
-            if hasMain && hasOther {
-                let order = StoredValue.sortOrder(sorted[main].value, recent[other].value)
-                fromMain = (order == .orderedAscending) == ascending || order == .orderedSame
+            while let candidate = entry(main), !isCurrent(candidate) { advance(&main) }
+            let fromRuns = entry(main), fromRecent = recentEntry(other)
+            guard fromRuns != nil || fromRecent != nil else { return }
+            let takeMain: Bool
+            if let fromRuns, let fromRecent {
+                let order = StoredValue.sortOrder(fromRuns.value, fromRecent.value)
+                takeMain = (order == .orderedAscending) == ascending || order == .orderedSame
             } else {
-                fromMain = hasMain
+                takeMain = fromRuns != nil
             }
             // The entry that gives the value is taken before any comparison,
             // so every step moves on whatever the order says.
-            let value: StoredValue
-            var keys: [UInt64]
-            if fromMain {
-                (value, keys) = (sorted[main].value, [sorted[main].key])
-                main += step
-            } else {
-                (value, keys) = (recent[other].value, [recent[other].key])
-                other += step
+            let first = takeMain ? fromRuns! : fromRecent!
+            let value = first.value
+            var keys = [first.key]
+            if takeMain { advance(&main) } else { other += step }
+            while let next = entry(main), StoredValue.sortOrder(next.value, value) == .orderedSame {
+                if isCurrent(next) { keys.append(next.key) }
+                advance(&main)
             }
-            while valid(main, sorted.count), StoredValue.sortOrder(sorted[main].value, value) == .orderedSame {
-                if isCurrent(sorted[main]) { keys.append(sorted[main].key) }
-                main += step
-            }
-            while valid(other, recent.count), StoredValue.sortOrder(recent[other].value, value) == .orderedSame {
-                keys.append(recent[other].key)
+            while let next = recentEntry(other), StoredValue.sortOrder(next.value, value) == .orderedSame {
+                keys.append(next.key)
                 other += step
             }
             keys.sort()

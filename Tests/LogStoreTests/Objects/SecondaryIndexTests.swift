@@ -6,11 +6,17 @@ import Testing
 
 @Suite("Secondary index")
 struct SecondaryIndexTests {
-    @Test("Sets, changes and removes, settled and unsettled: lookups, estimates and ordered groups match a brute-force answer")
-    func matchesBruteForce() {
-        var index = SecondaryIndex(slot: 0)
+    /// The shapes the index takes: the default (every settle of this test
+    /// merges everything), and runs and tails so short that settles put
+    /// entries into runs one by one, split runs, sweep and join them.
+    static let shapes: [(chunkCapacity: Int, tailLimit: Int)] = [(512, 1024), (4, 8), (2, 3), (16, 40)]
+
+    @Test("Sets, changes and removes, settled and unsettled: lookups, estimates and ordered groups match a brute-force answer",
+          arguments: shapes.indices)
+    func matchesBruteForce(shape: Int) {
+        var index = SecondaryIndex(slot: 0, chunkCapacity: Self.shapes[shape].chunkCapacity, tailLimit: Self.shapes[shape].tailLimit)
         var current: [UInt64: StoredValue] = [:]
-        var random = JournalFixtures.SeededGenerator(seed: 0x1DE)
+        var random = JournalFixtures.SeededGenerator(seed: 0x1DE + UInt64(shape))
         func value() -> StoredValue {
             switch random.next() % 10 {
             case 0: .null
@@ -60,5 +66,46 @@ struct SecondaryIndexTests {
         }
         index.settle()
         check(6_000)
+    }
+
+    @Test("An index loaded from a snapshot, then changed a few records at a time, matches a brute-force answer", arguments: shapes.indices)
+    func loadedThenChanged(shape: Int) {
+        var random = JournalFixtures.SeededGenerator(seed: 0x5EC + UInt64(shape))
+        var current: [UInt64: StoredValue] = [:]
+        for key in UInt64(1)...2_000 { current[key] = .int64(Int64(random.next() % 300)) }
+        let groups = Dictionary(grouping: current, by: { $0.value })
+            .map { ($0.key, $0.value.map(\.key).sorted()) }
+            .sorted { StoredValue.sortOrder($0.0, $1.0) == .orderedAscending }
+        var index = SecondaryIndex(slot: 0, values: groups.map(\.0), counts: groups.map(\.1.count), keys: groups.flatMap(\.1))
+        let shapes = Self.shapes[shape]
+        var reshaped = SecondaryIndex(slot: 0, chunkCapacity: shapes.chunkCapacity, tailLimit: shapes.tailLimit)
+        for (key, value) in current { reshaped.set(key, value) }
+        reshaped.settle()
+        for step in 0..<3_000 {
+            let key = random.next() % 2_200 + 1
+            if random.next() % 4 == 0 {
+                index.remove(key)
+                reshaped.remove(key)
+                current[key] = nil
+            } else {
+                let value = StoredValue.int64(Int64(random.next() % 300))
+                index.set(key, value)
+                reshaped.set(key, value)
+                current[key] = value
+            }
+            index.settle()
+            reshaped.settle()
+            if step % 500 == 499 {
+                let range = SecondaryIndex.Range(values: nil, lower: (.int64(100), true), upper: (.int64(150), false))
+                let expected = current.filter { range.contains($0.value) }.keys.sorted()
+                for candidate in [index, reshaped] {
+                    #expect(candidate.keys(in: range).sorted() == expected, "step \(step)")
+                    #expect(candidate.count(in: range) == expected.count, "step \(step)")
+                    let groups = candidate.groups()
+                    #expect(groups.keys.count == current.count, "step \(step)")
+                    #expect(Set(groups.keys) == Set(current.keys), "step \(step)")
+                }
+            }
+        }
     }
 }
