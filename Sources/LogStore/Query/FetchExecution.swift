@@ -224,9 +224,12 @@ struct FetchExecution {
         var examined = 0
         let tested = plan.residual ?? predicate
         let test = plan.covers ? nil : compiledTest(tested)
-        // Decode what the test reads, and what the sort reads; a match keeps
-        // the values only when there is a sort.
-        var wanted = test == nil ? [] : plan.residual.map { Self.mask($0.directSlots, of: entity) } ?? predicateSlots
+        // Decode what the test reads, then, for a match only, what the sort
+        // and the loaded objects read: most records of a scan fail the test,
+        // and need not have their other values (strings above all) decoded.
+        // A match keeps the values only when there is a sort or a load.
+        let testSlots = test == nil ? [] : plan.residual.map { Self.mask($0.directSlots, of: entity) } ?? predicateSlots
+        var wanted = testSlots
         for slots in [sortSlots, loadsRecords ? attributeSlots : []] {
             for (slot, isWanted) in slots.enumerated() where isWanted {
                 if slot >= wanted.count { wanted += Array(repeating: false, count: slot + 1 - wanted.count) }
@@ -234,6 +237,7 @@ struct FetchExecution {
             }
         }
         let keepsValues = !sorts.isEmpty || loadsRecords
+        let decodesMoreForMatches = wanted != testSlots
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
         let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawStringTests == false ? nil : tested.flatMap(RawStringTest.tests(for:))
@@ -251,14 +255,17 @@ struct FetchExecution {
                 matches.append(.record(key, []))
                 return true
             }
-            EntityTable.decode(bytes, wanted: wanted, into: &values)
             if let test, !decided {
+                EntityTable.decode(bytes, wanted: testSlots, into: &values)
                 let matches = values.withUnsafeBufferPointer { values in
-                    wanted.withUnsafeBufferPointer { decoded in
+                    testSlots.withUnsafeBufferPointer { decoded in
                         test(RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
                     }
                 }
                 guard matches else { return false }
+                if decodesMoreForMatches { EntityTable.decode(bytes, wanted: wanted, into: &values) }
+            } else {
+                EntityTable.decode(bytes, wanted: wanted, into: &values)
             }
             if loadsRecords, let version = table.version(key) {
                 matches.append(.loaded(key, Record(values: values, version: version)))
