@@ -152,10 +152,11 @@ struct SecondaryIndex: Sendable {
     /// Moves the tail into the runs once it is long; called after each
     /// save is applied. A tail that is large beside the index (a bulk
     /// save) is merged in one pass over everything; a short one goes entry
-    /// by entry into its run, and a few runs are swept of stale entries,
+    /// by entry into its run, and runs are swept of stale entries in turn,
     /// so the work of a save is bounded by its own size, not the index's.
     mutating func settle() {
         guard tail.count > tailLimit else { return }
+        let moved = tail.count
         var recent = tail.filter(isCurrent)
         recent.sort(by: Self.precedes)
         tail = []
@@ -164,8 +165,20 @@ struct SecondaryIndex: Sendable {
             return
         }
         for entry in recent { insert(entry) }
-        for _ in 0..<4 { sweepNextChunk() }
+        // Each entry of the tail left at most one stale entry behind. The
+        // sweep goes round every run, examining `sweepRatio` entries per
+        // entry moved, so a run is swept before more than about
+        // 1/`sweepRatio` of the index can have gone stale since its turn.
+        var budget = Self.sweepRatio * moved
+        var swept = 0
+        while budget > 0, swept < chunks.count {
+            budget -= sweepNextChunk()
+            swept += 1
+        }
     }
+
+    /// Entries examined for stale ones per entry a settle moves into the runs.
+    static let sweepRatio = 16
 
     /// The current entries of the runs and `recent` (sorted), in order.
     private func merged(_ recent: [Entry]) -> [Entry] {
@@ -224,17 +237,20 @@ struct SecondaryIndex: Sendable {
     }
 
     /// Drops the stale entries of the run at `sweepPosition` and moves on,
-    /// joining it with the next run when both fit in one.
-    private mutating func sweepNextChunk() {
-        guard !chunks.isEmpty else { return }
+    /// joining it with the next run when both fit in one; returns how
+    /// many entries it examined.
+    private mutating func sweepNextChunk() -> Int {
+        guard !chunks.isEmpty else { return 0 }
         if sweepPosition >= chunks.count { sweepPosition = 0 }
         let position = sweepPosition
+        var examined = chunks[position].count
         sweep(position)
         if chunks[position].isEmpty {
             chunks.remove(at: position)
-            return
+            return examined
         }
         if position + 1 < chunks.count {
+            examined += chunks[position + 1].count
             sweep(position + 1)
             if chunks[position].count + chunks[position + 1].count <= chunkCapacity {
                 chunks[position] += chunks[position + 1]
@@ -244,6 +260,7 @@ struct SecondaryIndex: Sendable {
             }
         }
         sweepPosition = position + 1
+        return examined
     }
 
     private mutating func sweep(_ chunk: Int) {
