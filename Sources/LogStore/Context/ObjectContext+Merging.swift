@@ -186,18 +186,29 @@ extension ObjectContext {
     /// it changed. Costs time in proportion to what the save changed, not
     /// to what this context holds.
     public func mergeChanges(from changes: StoreChanges) {
+        merge(deleted: changes.deleted, changed: changes.updated + changes.inserted, relinked: changes.relinked)
+    }
+
+    /// Applies what a batch request did, as ``mergeChanges(from:)-(StoreChanges)``
+    /// applies a save: objects of deleted records go away here, objects of
+    /// changed records are refreshed unless they have unsaved changes.
+    public func mergeChanges(from result: BatchResult) {
+        merge(deleted: result.deletedIDs, changed: result.updatedIDs, relinked: result.relinked.records)
+    }
+
+    private func merge(deleted: [ObjectID], changed: [ObjectID], relinked: [RecordKey]) {
         checkConfinement()
-        for id in changes.deleted {
+        for id in deleted {
             guard let object = registered[id], !object.isInserted else { continue }
             registered[id] = nil
             deletedObjects[id] = nil
             object.life.delete()
         }
-        for id in changes.updated + changes.inserted {
+        for id in changed {
             guard let object = registered[id], !object.hasChanges else { continue }
             discardChanges(object)
         }
-        for record in changes.relinked {
+        for record in relinked {
             guard let object = registered[store.id(record)], !object.isInserted else { continue }
             if !object.hasChanges { discardChanges(object); continue }
             // Keep what this context changed; load the other links again.

@@ -9,10 +9,24 @@ enum ObjectValidation {
     /// which the caller reported).
     static func problems(of object: ManagedObject, stored: [StoredValue], context: ObjectContext) -> [LogStoreError] {
         let entity = object.entity
+        guard entity.hasAttributeRules || !entity.relationships.isEmpty else { return [] }
+        return problems(of: entity, id: object.objectID, stored: stored, hasValue: object.hasValue(at:)) { index in
+            context.link(of: object, slot: entity.attributes.count + index).targets.count
+        }
+    }
+
+    /// Problems of a record of `entity` with the ID `id` whose attribute
+    /// values, converted for storage, are `stored`, and whose relationship
+    /// at each index holds `linkCount(index)` records: the one set of rules
+    /// for objects saved by a context and for records a batch request
+    /// writes without objects. `hasValue(index)` tells an attribute that
+    /// holds a value (a transformable one may hold one before it is stored);
+    /// relationships are not checked when `linkCount` is nil.
+    static func problems(of entity: EntityDescription, id: ObjectID, stored: [StoredValue], hasValue: (Int) -> Bool, linkCount: ((Int) -> Int)?) -> [LogStoreError] {
         var problems: [LogStoreError] = []
         func fail(_ key: String, _ rule: String, _ violation: LogStoreError.Violation, _ value: (any Sendable)?) {
-            var error = LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(object.objectID))", entity: entity.name, attribute: key)
-            error.objectID = object.objectID
+            var error = LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(id))", entity: entity.name, attribute: key)
+            error.objectID = id
             error.violation = violation
             error.offendingValue = value
             problems.append(error)
@@ -20,24 +34,25 @@ enum ObjectValidation {
         guard entity.hasAttributeRules || !entity.relationships.isEmpty else { return [] }
         for (index, attribute) in entity.attributes.enumerated() where entity.hasAttributeRules && !attribute.isTransient {
             guard case let value = stored[index], value != .null else {
-                if !attribute.isOptional && !object.hasValue(at: index) { fail(attribute.name, "is required but has no value", .required, nil) }
+                if !attribute.isOptional && !hasValue(index) { fail(attribute.name, "is required but has no value", .required, nil) }
                 continue
             }
             for rule in attribute.rules where !satisfies(value, rule) {
                 fail(attribute.name, "breaks the rule \"\(rule)\"", rule.violation, attribute.type.sendableValue(value))
             }
         }
+        guard let linkCount else { return problems }
         for (index, relationship) in entity.relationships.enumerated() {
-            let targets = context.link(of: object, slot: entity.attributes.count + index).targets
+            let count = linkCount(index)
             let definition = relationship.definition
-            if !relationship.isToMany && !definition.isOptional && targets.isEmpty {
+            if !relationship.isToMany && !definition.isOptional && count == 0 {
                 fail(relationship.name, "is required but is empty", .required, nil)
             }
-            if let minimum = definition.minimumCount, relationship.isToMany, targets.count < minimum {
-                fail(relationship.name, "holds \(targets.count) objects, fewer than the minimum of \(minimum)", .countTooSmall, targets.count)
+            if let minimum = definition.minimumCount, relationship.isToMany, count < minimum {
+                fail(relationship.name, "holds \(count) objects, fewer than the minimum of \(minimum)", .countTooSmall, count)
             }
-            if let maximum = definition.maximumCount, relationship.isToMany, targets.count > maximum {
-                fail(relationship.name, "holds \(targets.count) objects, more than the maximum of \(maximum)", .countTooLarge, targets.count)
+            if let maximum = definition.maximumCount, relationship.isToMany, count > maximum {
+                fail(relationship.name, "holds \(count) objects, more than the maximum of \(maximum)", .countTooLarge, count)
             }
         }
         return problems

@@ -42,6 +42,19 @@ extension SlotChange {
 }
 
 extension CommittedState {
+    /// Applies the changes of one save, in order, and returns the records
+    /// whose derived side of a relationship they alter. A mutating method
+    /// of its own, so that each change applies to the state in place, never
+    /// to a copy of it.
+    mutating func apply(_ changes: [SlotChange], version: UInt64) -> [RecordKey] {
+        var relinked: [RecordKey] = []
+        for change in changes {
+            appendRelinkedRecords(by: change, to: &relinked)
+            apply(change, version: version)
+        }
+        return relinked
+    }
+
     /// Appends to `records` the records whose derived side of a relationship
     /// `change` alters: what its stored links point to before (read here,
     /// so call it before applying `change`) and after.

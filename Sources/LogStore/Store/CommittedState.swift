@@ -193,9 +193,14 @@ struct CommittedState: Sendable {
                 indexes[table][position].set(key, record.values[indexes[table][position].slot])
             }
         case .delete:
-            guard let old = try existingRecord(entity, key) else { return }
+            guard tables[table].version(key) != nil else { return }
+            // Only the links of the old record are needed, to drop them from
+            // the pointers; a record without any is not read at all.
+            if entity.relationships.contains(where: \.isStored) {
+                guard let old = try existingRecord(entity, key) else { return }
+                unindex(entity, key, old.values)
+            }
             tables[table].remove(key)
-            unindex(entity, key, old.values)
             for position in indexes[table].indices { indexes[table][position].remove(key) }
         }
     }

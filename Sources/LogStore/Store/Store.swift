@@ -34,7 +34,7 @@ public struct StoreChanges: Sendable, Hashable {
     /// The journal sequence number of the save.
     public let sequence: UInt64
     private let storeID: UUID
-    private let changes: [SlotChange]
+    let changes: [SlotChange]
     /// The records whose derived side of a relationship the save changed
     /// (``CommittedState/appendRelinkedRecords(by:to:)``): what a merging
     /// context reloads besides the records the save wrote.
@@ -288,7 +288,7 @@ public final class Store: Sendable {
     public func newBackgroundContext() -> BackgroundContext { BackgroundContext(store: self) }
 
     /// Calls `handler` after every save, with what it changed, on the saving
-    /// thread. Contexts merge such changes when asked (``ObjectContext/mergeChanges(from:)``).
+    /// thread. Contexts merge such changes when asked (``ObjectContext/mergeChanges(from:)-(StoreChanges)``).
     @discardableResult
     public func addObserver(_ handler: @escaping @Sendable (StoreChanges) -> Void) -> UInt64 {
         let token = nextObserver.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -413,6 +413,15 @@ public final class Store: Sendable {
     /// waiting for its flush waits for that save to apply and checks again,
     /// so that every check sees the records as they will be.
     func commit(_ save: PendingSave, checkingVersions: Bool) throws -> CommitResult {
+        try commit(checkingVersions: checkingVersions, preparedAlone: false) { save }
+    }
+
+    /// Commits the save `prepare` makes, called under the store's write
+    /// lock. With `preparedAlone`, `prepare` runs only while no other save
+    /// is written and waiting to apply, so the committed state it reads is
+    /// exactly what the save will change: a batch request chooses its
+    /// records there, as an SQL statement does inside its transaction.
+    func commit(checkingVersions: Bool, preparedAlone: Bool, prepare: () throws -> PendingSave) throws -> CommitResult {
         let groupCommit = if case .groupCommit = journal.options.durability { true } else { false }
         // A snapshot block that failed to read after open may have hidden a
         // record from this save's checks: refuse rather than build on it.
@@ -429,6 +438,8 @@ public final class Store: Sendable {
             }
             defer { if announced { journal.withdrawWrite() } }
             let step = try writeLock.withLock { () throws -> CommitStep in
+                if preparedAlone, let pending = inFlight.withLock({ $0.records.values.max() }) { return .waitFor(pending) }
+                let save = try prepare()
                 let outcome = inFlight.withLock { inFlight in
                     state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
                 }
@@ -524,12 +535,7 @@ public final class Store: Sendable {
             }
             let results = state.withLock { state in
                 let results = zip(first...sequence, saves).map { sequence, changes in
-                    var relinked: [RecordKey] = []
-                    for change in changes {
-                        state.appendRelinkedRecords(by: change, to: &relinked)
-                        state.apply(change, version: sequence)
-                    }
-                    return StoreChanges(changes, sequence: sequence, storeID: cachedStoreID, relinked: relinked)
+                    StoreChanges(changes, sequence: sequence, storeID: cachedStoreID, relinked: state.apply(changes, version: sequence))
                 }
                 state.settleIndexes()
                 return results

@@ -75,7 +75,8 @@ enum SimpleUsers {
         for count in context.scaled(full: [100_000, 1_000_000], quick: [2_000, 10_000]) {
             try run(count, model: model, context, into: &report)
         }
-        report.note("users: LogStore stores the UUID as a .uuid attribute (16 bytes), SQLite as GRDB's 16-byte BLOB; both index it (a unique index in SQLite), as Realm's primary key does in the original; users are created in one durable transaction, fetched all as objects or records (init(row:)) in insertion order, then deleted in one durable transaction: LogStore deletes each object (it has no delete-all), SQLite runs DELETE FROM user, which SQLite empties without visiting each row; a fresh file per round")
+        report.note("users: LogStore stores the UUID as a .uuid attribute (16 bytes), SQLite as GRDB's 16-byte BLOB; both index it (a unique index in SQLite), as Realm's primary key does in the original; users are created in one durable transaction, fetched all as objects or records (init(row:)) in insertion order, then deleted in one durable transaction: LogStore's context deletes each object, SQLite runs DELETE FROM user, which SQLite empties without visiting each row; a fresh file per round")
+        report.note("users, batch: in the same LogStore round, after the context's delete, the users are created again by a BatchInsertRequest (values, no objects; one durable transaction per 10,000 users) and deleted by a BatchDeleteRequest (one durable transaction writing a delete per record); each beside SQLite's create and DELETE FROM user of its round. File sizes: LogStore's file before and after the batch delete and after compact() (untimed); SQLite's database plus WAL before and after DELETE and after a TRUNCATE checkpoint (untimed)")
         report.published("RealmVsSwiftData, Realm, simple create 100,000 / 1,000,000 users",
                          "0.52 s / 5.05 s; delete all 0.0094 s / 0.0287 s (M2 Mac mini Pro, iOS simulator; github.com/Data-swift/RealmVsSwiftData README.md, code from github.com/jacobsapps/RealmVsSwiftData, article emergetools.com/blog/posts/swiftdata-vs-realm-performance-comparison)")
         report.published("RealmVsSwiftData, Core Data, simple create 100,000 / 1,000,000 users",
@@ -91,20 +92,40 @@ enum SimpleUsers {
         let expected = digest(users)
         let label = "\(count.formatted()) users"
         context.log("anchors: create, fetch and delete \(label)")
-        var times: [[Double]] = Array(repeating: [], count: 6)  // LogStore create, fetch, delete; GRDB the same
+        var times: [[Double]] = Array(repeating: [], count: 8)  // LogStore create, fetch, delete, batch create, batch delete; GRDB create, fetch, delete
+        var sizes: [[Double]] = Array(repeating: [], count: 6)  // LogStore, then SQLite: before, after the delete, after maintenance
         // A million users take about a minute a round on both sides: three rounds.
         for _ in 0..<(count >= 1_000_000 ? 3 : context.repetitions) {
-            for (index, seconds) in try logStoreRound(users, model: model, expected: expected, context).enumerated() { times[index].append(seconds) }
-            for (index, seconds) in try grdbRound(users, expected: expected, context).enumerated() { times[3 + index].append(seconds) }
+            let logStore = try logStoreRound(users, model: model, expected: expected, context)
+            for (index, seconds) in logStore.times.enumerated() { times[index].append(seconds) }
+            for (index, bytes) in logStore.sizes.enumerated() { sizes[index].append(bytes) }
+            let grdb = try grdbRound(users, expected: expected, context)
+            for (index, seconds) in grdb.times.enumerated() { times[5 + index].append(seconds) }
+            for (index, bytes) in grdb.sizes.enumerated() { sizes[3 + index].append(bytes) }
         }
         for (index, step) in ["create", "fetch all", "delete all"].enumerated() {
             let logStore = report.addSeconds("\(step) \(label): LogStore", times[index])
-            let grdb = report.addSeconds("\(step) \(label): GRDB", times[3 + index])
+            let grdb = report.addSeconds("\(step) \(label): GRDB", times[5 + index])
             report.compareTimes("\(step) \(label)", grdb: grdb, logStore: logStore)
+        }
+        for (index, step) in ["create (batch insert)", "delete all (batch delete)"].enumerated() {
+            let logStore = report.addSeconds("\(step) \(label): LogStore", times[3 + index])
+            let grdb = report.addSeconds("\(step) \(label): GRDB", times[5 + 2 * index])
+            report.compareTimes("\(step) \(label)", grdb: grdb, logStore: logStore)
+        }
+        for (engine, offset) in [("LogStore", 0), ("GRDB", 3)] {
+            for (index, moment) in ["before deleting all", "after deleting all", "after maintenance"].enumerated() {
+                let median = sizes[offset + index].sorted()[sizes[offset + index].count / 2]
+                _ = report.add("file size \(moment) \(label): \(engine)", value: median / 1_048_576, unit: "MiB")
+            }
         }
     }
 
-    private static func logStoreRound(_ users: [SimpleUserRecord], model: Model, expected: ResultDigest, _ context: BenchmarkContext) throws -> [Double] {
+    private static func bytes(_ paths: String...) -> Double {
+        Double(paths.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) })
+    }
+
+    private static func logStoreRound(_ users: [SimpleUserRecord], model: Model, expected: ResultDigest, _ context: BenchmarkContext) throws -> (times: [Double], sizes: [Double]) {
         let path = context.scratch.freshPath("anchor-users.logstore")
         defer { context.scratch.remove(path) }
         let store = try Store(path: path, model: model, options: Anchor.durable)
@@ -128,10 +149,23 @@ enum SimpleUsers {
             try objects.save()
         }
         try Anchor.check(ResultDigest(count: try store.newContext().count("User")), ResultDigest(count: 0), "LogStore after deleting every user")
-        return [create, fetch, delete]
+        let values = users.lazy.map { user -> [String: Any?] in
+            ["uuid": user.uuid, "firstName": user.firstName, "lastName": user.lastName, "age": user.age]
+        }
+        let batchCreate = try Stopwatch.seconds { try store.execute(BatchInsertRequest(entityName: "User", objects: values)) }
+        let batchFound = try store.newContext().fetch(request, as: SimpleUser.self).map {
+            SimpleUserRecord(uuid: $0.uuid ?? UUID(), firstName: $0.firstName ?? "", lastName: $0.lastName ?? "", age: $0.age)
+        }
+        try Anchor.check(digest(batchFound), expected, "LogStore's fetch of every user after the batch insert")
+        let before = bytes(path)
+        let batchDelete = try Stopwatch.seconds { try store.execute(BatchDeleteRequest(entityName: "User")) }
+        try Anchor.check(ResultDigest(count: try store.newContext().count("User")), ResultDigest(count: 0), "LogStore after the batch delete")
+        let after = bytes(path)
+        try store.compact()
+        return ([create, fetch, delete, batchCreate, batchDelete], [before, after, bytes(path)])
     }
 
-    private static func grdbRound(_ users: [SimpleUserRecord], expected: ResultDigest, _ context: BenchmarkContext) throws -> [Double] {
+    private static func grdbRound(_ users: [SimpleUserRecord], expected: ResultDigest, _ context: BenchmarkContext) throws -> (times: [Double], sizes: [Double]) {
         let path = context.scratch.freshPath("anchor-users.sqlite")
         defer { SQLiteFiles.remove(path) }
         let database = try Anchor.database(path, schema: schema)
@@ -150,9 +184,12 @@ enum SimpleUsers {
         let fetchAll = { try database.read { db in try SimpleUserRecord.fetchAll(db.cachedStatement(sql: "SELECT uuid, firstName, lastName, age FROM user ORDER BY rowid")) } }
         let fetch = try Stopwatch.seconds { keep(try fetchAll().count) }
         try Anchor.check(digest(try fetchAll()), expected, "SQLite's fetch of every user")
+        let before = bytes(path, path + "-wal")
         let delete = try Stopwatch.seconds { try database.write { db in try db.execute(sql: "DELETE FROM user") } }
         try Anchor.check(ResultDigest(count: try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? -1 }),
                          ResultDigest(count: 0), "SQLite after deleting every user")
-        return [create, fetch, delete]
+        let after = bytes(path, path + "-wal")
+        try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return ([create, fetch, delete], [before, after, bytes(path, path + "-wal")])
     }
 }
