@@ -164,7 +164,7 @@ struct SecondaryIndex: Sendable {
             replaceChunks(with: merged(recent))
             return
         }
-        for entry in recent { insert(entry) }
+        insert(recent)
         // Each entry of the tail left at most one stale entry behind. The
         // sweep goes round every run, examining `sweepRatio` entries per
         // entry moved, so a run is swept before more than about
@@ -210,30 +210,54 @@ struct SecondaryIndex: Sendable {
         sweepPosition = 0
     }
 
-    /// Puts `entry` into the run where it belongs; a run grown past twice
-    /// the capacity drops its stale entries, and splits if still too long.
-    private mutating func insert(_ entry: Entry) {
+    /// Puts the sorted `recent` entries into the runs where they belong:
+    /// each run that receives some is merged with them in one pass,
+    /// dropping its own stale entries on the way, and cut into runs of
+    /// `chunkCapacity` once it holds more than twice that. Runs that receive
+    /// nothing are not touched.
+    private mutating func insert(_ recent: [Entry]) {
         guard !chunks.isEmpty else {
-            chunks = [[entry]]
-            chunkedCount = 1
+            replaceChunks(with: recent)
             return
         }
-        // The first run whose last entry does not precede `entry`, or the last run.
-        var low = 0, high = chunks.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            if Self.precedes(chunks[middle][chunks[middle].count - 1], entry) { low = middle + 1 } else { high = middle }
+        var runs: [[Entry]] = []
+        runs.reserveCapacity(chunks.count + recent.count / chunkCapacity + 1)
+        var next = 0
+        for (position, chunk) in chunks.enumerated() {
+            // An entry belongs to the first run whose last entry does not
+            // precede it, or to the last run.
+            var end = next
+            if position == chunks.count - 1 {
+                end = recent.count
+            } else {
+                let last = chunk[chunk.count - 1]
+                while end < recent.count, !Self.precedes(last, recent[end]) { end += 1 }
+            }
+            guard end > next else {
+                runs.append(chunk)
+                continue
+            }
+            var merged: [Entry] = []
+            merged.reserveCapacity(chunk.count + end - next)
+            for entry in chunk where isCurrent(entry) {
+                while next < end, Self.precedes(recent[next], entry) {
+                    merged.append(recent[next])
+                    next += 1
+                }
+                merged.append(entry)
+            }
+            merged += recent[next..<end]
+            next = end
+            if merged.count <= 2 * chunkCapacity {
+                runs.append(merged)
+            } else {
+                for start in stride(from: 0, to: merged.count, by: chunkCapacity) {
+                    runs.append(Array(merged[start..<min(start + chunkCapacity, merged.count)]))
+                }
+            }
         }
-        let position = Self.firstPosition(in: chunks[low]) { !Self.precedes($0, entry) }
-        chunks[low].insert(entry, at: position)
-        chunkedCount += 1
-        guard chunks[low].count > 2 * chunkCapacity else { return }
-        sweep(low)
-        if chunks[low].count > 2 * chunkCapacity {
-            let upper = Array(chunks[low][chunkCapacity...])
-            chunks[low].removeSubrange(chunkCapacity...)
-            chunks.insert(upper, at: low + 1)
-        }
+        chunks = runs
+        chunkedCount = runs.reduce(0) { $0 + $1.count }
     }
 
     /// Drops the stale entries of the run at `sweepPosition` and moves on,
