@@ -71,7 +71,7 @@ public struct QueryPlanCheck {
         self.plans = plans
         for plan in plans {
             for (compiled, raw) in [(true, true), (false, true), (true, false), (false, false)] {
-                let override = FetchOverride(plan: plan, compiledPredicates: compiled, rawStringTests: raw)
+                let override = FetchOverride(plan: plan, compiledPredicates: compiled, rawTests: raw)
                 override.run {
                     if let used = try? context.explain(request).strategy, used != plan {
                         disagreements.append("\(override): the plan could not be forced; the fetch used \(used)")

@@ -39,13 +39,21 @@ enum CompiledPredicate {
            let test: (Subject) -> Bool = stringComparison(comparison, slot: slot, needle: needle) {
             return test
         }
-        guard case .value(let right) = constant else { return nil }
+        guard let test = valueTest(comparison) else { return nil }
+        return { subject in test(subject.attribute(slot)) }
+    }
+
+    /// `attribute op constant` for `==`, `!=`, `<`, `<=`, `>`, `>=` as a
+    /// test of the attribute's stored value: what both a decoded record and
+    /// a raw-byte test (RawValueTest.swift) apply.
+    static func valueTest(_ comparison: BoundComparison) -> ((StoredValue) -> Bool)? {
+        guard comparison.modifier == .direct, case .constant(.value(let right)) = comparison.right else { return nil }
         let options = comparison.options
         switch comparison.operator {
         case .equal:
-            return { subject in Comparing.equal(.value(subject.attribute(slot)), .value(right), options) }
+            return { value in Comparing.equal(.value(value), .value(right), options) }
         case .notEqual:
-            return { subject in !Comparing.equal(.value(subject.attribute(slot)), .value(right), options) }
+            return { value in !Comparing.equal(.value(value), .value(right), options) }
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             let accepted: [ComparisonResult] = switch comparison.operator {
             case .less: [.orderedAscending]
@@ -53,8 +61,8 @@ enum CompiledPredicate {
             case .greater: [.orderedDescending]
             default: [.orderedDescending, .orderedSame]
             }
-            return { subject in
-                guard let order = Comparing.order(subject.attribute(slot), right, options) else { return false }
+            return { value in
+                guard let order = Comparing.order(value, right, options) else { return false }
                 return accepted.contains(order)
             }
         default:

@@ -240,7 +240,7 @@ struct FetchExecution {
         let decodesMoreForMatches = wanted != testSlots
         var values: [StoredValue] = []
         values.reserveCapacity(wanted.count)
-        let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawStringTests == false ? nil : tested.flatMap(RawStringTest.tests(for:))
+        let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawTests == false ? nil : tested.flatMap(RawTest.tests(for:))
         func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
             guard excluded.isEmpty || !excluded.contains(key) else { return false }
             examined += 1

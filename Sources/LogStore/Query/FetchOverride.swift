@@ -5,7 +5,7 @@
 
 /// How fetches run while ``run(_:)`` runs its body: with a chosen plan
 /// instead of the planner's, and with the compiled predicate and the
-/// raw-byte string tests on or off.
+/// raw-byte tests on or off.
 ///
 /// A plan is honoured only where it can answer the request (see
 /// ``ObjectContext/possiblePlans(for:)``); otherwise the planner chooses
@@ -19,15 +19,15 @@ public struct FetchOverride: Sendable, Hashable, CustomStringConvertible {
     /// direct paths for `attribute op constant` (otherwise by the general
     /// evaluator).
     public var compiledPredicates: Bool
-    /// Whether string comparisons may be decided on a record's encoded
-    /// bytes before it is decoded.
-    public var rawStringTests: Bool
+    /// Whether comparisons of an attribute with a constant may be decided
+    /// on a record's encoded bytes before it is decoded.
+    public var rawTests: Bool
 
     /// An override of the plan and of each fast path; the defaults change nothing.
-    public init(plan: FetchPlan.Strategy? = nil, compiledPredicates: Bool = true, rawStringTests: Bool = true) {
+    public init(plan: FetchPlan.Strategy? = nil, compiledPredicates: Bool = true, rawTests: Bool = true) {
         self.plan = plan
         self.compiledPredicates = compiledPredicates
-        self.rawStringTests = rawStringTests
+        self.rawTests = rawTests
     }
 
     /// Runs `body` with every fetch it makes on this thread (or task)
@@ -39,7 +39,7 @@ public struct FetchOverride: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var parts = [plan.map { "\($0)" } ?? "planner's choice"]
         if !compiledPredicates { parts.append("no compiled predicate") }
-        if !rawStringTests { parts.append("no raw string tests") }
+        if !rawTests { parts.append("no raw-byte tests") }
         return parts.joined(separator: ", ")
     }
 

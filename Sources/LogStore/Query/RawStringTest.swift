@@ -11,30 +11,17 @@ struct RawStringTest {
     let needle: [UInt8]
     let foldsCase: Bool
 
-    /// The tests a predicate is made of, when every one of them is such a
-    /// comparison (one, or several joined by AND); nil otherwise.
-    static func tests(for predicate: BoundPredicate) -> [RawStringTest]? {
-        switch predicate {
-        case .and(let parts):
-            var tests: [RawStringTest] = []
-            for part in parts {
-                guard let more = Self.tests(for: part) else { return nil }
-                tests += more
-            }
-            return tests
-        case .comparison(let comparison):
-            guard comparison.modifier == .direct, case .path(let path) = comparison.left, let slot = path.directAttribute,
-                  case .string = path.entity.attributes[slot].type,
-                  case .constant(.value(.string(let constant))) = comparison.right, !constant.isEmpty,
-                  constant.utf8.allSatisfy({ $0 < 0x80 }),
-                  comparison.options.isEmpty || comparison.options == .caseInsensitive,
-                  [.beginsWith, .equal].contains(comparison.operator) else { return nil }
-            let foldsCase = comparison.options == .caseInsensitive
-            let needle = foldsCase ? Array(constant.lowercased().utf8) : Array(constant.utf8)
-            return [RawStringTest(slot: slot, operation: comparison.operator, needle: needle, foldsCase: foldsCase)]
-        default:
-            return nil
-        }
+    /// The test for `comparison`, when it is such a comparison.
+    static func test(for comparison: BoundComparison) -> RawStringTest? {
+        guard comparison.modifier == .direct, case .path(let path) = comparison.left, let slot = path.directAttribute,
+              case .string = path.entity.attributes[slot].type,
+              case .constant(.value(.string(let constant))) = comparison.right, !constant.isEmpty,
+              constant.utf8.allSatisfy({ $0 < 0x80 }),
+              comparison.options.isEmpty || comparison.options == .caseInsensitive,
+              [.beginsWith, .equal].contains(comparison.operator) else { return nil }
+        let foldsCase = comparison.options == .caseInsensitive
+        let needle = foldsCase ? Array(constant.lowercased().utf8) : Array(constant.utf8)
+        return RawStringTest(slot: slot, operation: comparison.operator, needle: needle, foldsCase: foldsCase)
     }
 
     /// The answer for one record's encoded values, or nil when the bytes

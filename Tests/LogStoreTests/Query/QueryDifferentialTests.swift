@@ -91,7 +91,7 @@ struct QueryDifferentialTests {
                 #expect(try FetchOverride(plan: plan).run { try context.explain(request) }.strategy == plan)
             }
             // No conjunct on plainInt64 that an index answers: the planner's choice.
-            let impossible = FetchOverride(plan: .indexLookup(attribute: "plainInt64"), compiledPredicates: false, rawStringTests: false)
+            let impossible = FetchOverride(plan: .indexLookup(attribute: "plainInt64"), compiledPredicates: false, rawTests: false)
             #expect(try impossible.run { try context.explain(request) }.strategy == plans[0])
             #expect(try context.explain(request).strategy == plans[0])
         }
