@@ -75,7 +75,7 @@ public struct BatchInsertRequest {
     var objects: AnyIterator<[String: Any?]>
 
     /// A request inserting one record per dictionary of `objects`, read
-    /// in order and once.
+    /// in order and once: running the request again inserts nothing more.
     public init(entityName: String, objects: some Sequence<[String: Any?]>, recordsPerTransaction: Int = 10_000) {
         self.entityName = entityName
         self.objects = AnyIterator(objects.makeIterator())
@@ -101,9 +101,9 @@ public struct BatchResult: Sendable {
     public internal(set) var sequences: [UInt64] = []
     private let storeID: UUID
     private let entities: [EntityDescription]
-    private var inserted = KeyRuns()
-    private var updated = KeyRuns()
-    private var deleted = KeyRuns()
+    private(set) var inserted = KeyRuns()
+    private(set) var updated = KeyRuns()
+    private(set) var deleted = KeyRuns()
     /// Records whose derived side of a relationship changed.
     private(set) var relinked = KeyRuns()
 
@@ -113,16 +113,17 @@ public struct BatchResult: Sendable {
     }
 
     /// The IDs of the records inserted.
-    public var insertedIDs: [ObjectID] { ids(inserted) }
+    public var insertedIDs: [ObjectID] { Array(ids(inserted)) }
     /// The IDs of the records updated: by the request, and by `nullify`
     /// delete rules.
-    public var updatedIDs: [ObjectID] { ids(updated) }
+    public var updatedIDs: [ObjectID] { Array(ids(updated)) }
     /// The IDs of the records deleted: by the request, and by `cascade`
     /// delete rules.
-    public var deletedIDs: [ObjectID] { ids(deleted) }
+    public var deletedIDs: [ObjectID] { Array(ids(deleted)) }
 
-    func ids(_ runs: KeyRuns) -> [ObjectID] {
-        runs.runs.flatMap { run in run.keys.lazy.map { ObjectID(storeID: storeID, entity: entities[run.entity], key: $0) } }
+    /// The IDs of `runs`, made one at a time as they are read.
+    func ids(_ runs: KeyRuns) -> some Sequence<ObjectID> {
+        runs.runs.lazy.flatMap { [storeID, entities] run in run.keys.lazy.map { ObjectID(storeID: storeID, entity: entities[run.entity], key: $0) } }
     }
 
     /// Takes in one transaction the request wrote.
@@ -158,8 +159,8 @@ struct KeyRuns: Sendable {
         }
     }
 
-    /// Every record, in the order added.
-    var records: [RecordKey] {
-        runs.flatMap { run in run.keys.map { RecordKey(entity: run.entity, key: $0) } }
+    /// Every record, in the order added, made as it is read.
+    var records: some Sequence<RecordKey> {
+        runs.lazy.flatMap { run in run.keys.lazy.map { RecordKey(entity: run.entity, key: $0) } }
     }
 }

@@ -191,12 +191,15 @@ extension ObjectContext {
 
     /// Applies what a batch request did, as ``mergeChanges(from:)-(StoreChanges)``
     /// applies a save: objects of deleted records go away here, objects of
-    /// changed records are refreshed unless they have unsaved changes.
+    /// changed records are refreshed unless they have unsaved changes. The
+    /// records are read from the result's runs of keys one by one: no
+    /// list of every ID is made. (The inserted records are new: no context
+    /// holds an object of them.)
     public func mergeChanges(from result: BatchResult) {
-        merge(deleted: result.deletedIDs, changed: result.updatedIDs, relinked: result.relinked.records)
+        merge(deleted: result.ids(result.deleted), changed: result.ids(result.updated), relinked: result.relinked.records)
     }
 
-    private func merge(deleted: [ObjectID], changed: [ObjectID], relinked: [RecordKey]) {
+    private func merge(deleted: some Sequence<ObjectID>, changed: some Sequence<ObjectID>, relinked: some Sequence<RecordKey>) {
         checkConfinement()
         for id in deleted {
             guard let object = registered[id], !object.isInserted else { continue }

@@ -19,13 +19,14 @@ enum ObjectValidation {
     /// values, converted for storage, are `stored`, and whose relationship
     /// at each index holds `linkCount(index)` records: the one set of rules
     /// for objects saved by a context and for records a batch request
-    /// writes without objects. `hasValue(index)` tells an attribute that
+    /// writes without objects (`id` nil when the values are those of many
+    /// records, as in a batch update). `hasValue(index)` tells an attribute that
     /// holds a value (a transformable one may hold one before it is stored);
     /// relationships are not checked when `linkCount` is nil.
-    static func problems(of entity: EntityDescription, id: ObjectID, stored: [StoredValue], hasValue: (Int) -> Bool, linkCount: ((Int) -> Int)?) -> [LogStoreError] {
+    static func problems(of entity: EntityDescription, id: ObjectID?, stored: [StoredValue], hasValue: (Int) -> Bool, linkCount: ((Int) -> Int)?) -> [LogStoreError] {
         var problems: [LogStoreError] = []
         func fail(_ key: String, _ rule: String, _ violation: LogStoreError.Violation, _ value: (any Sendable)?) {
-            var error = LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule) (\(id))", entity: entity.name, attribute: key)
+            var error = LogStoreError(.validationFailed, "\(entity.name).\(key) \(rule)" + (id.map { " (\($0))" } ?? ""), entity: entity.name, attribute: key)
             error.objectID = id
             error.violation = violation
             error.offendingValue = value

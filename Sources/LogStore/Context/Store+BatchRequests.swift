@@ -33,6 +33,9 @@ extension Store {
     @discardableResult
     public func execute(_ request: BatchUpdateRequest) throws(LogStoreError) -> BatchResult {
         let entity = try model.entity(named: request.entityName)
+        guard !request.propertiesToUpdate.isEmpty else {
+            throw LogStoreError(.invalidArgument, "a batch update of \(entity.name) names no attribute to set (propertiesToUpdate is empty); nothing was written", entity: entity.name)
+        }
         var slots: [(Int, StoredValue)] = []
         for name in request.propertiesToUpdate.keys.sorted() {
             slots.append((try BatchValues.attributeSlot(name, of: entity, request: "batch update"), .null))
@@ -47,7 +50,8 @@ extension Store {
             values[slot] = value
         }
         let written = Set(slots.map(\.0))
-        let problems = ObjectValidation.problems(of: entity, id: id(entity, 0), stored: values, hasValue: { !written.contains($0) || values[$0] != .null }, linkCount: nil)
+        // The values are the same for every record: the problems name none.
+        let problems = ObjectValidation.problems(of: entity, id: nil, stored: values, hasValue: { !written.contains($0) || values[$0] != .null }, linkCount: nil)
         guard problems.isEmpty else {
             throw LogStoreError(.validationFailed, "the batch update of \(entity.name) was refused, nothing was written:\n" + problems.map { "- \($0.message)" }.joined(separator: "\n"), entity: entity.name, attribute: problems.first?.attribute, details: problems)
         }
@@ -77,27 +81,39 @@ extension Store {
         let attributes = entity.attributes.enumerated().filter { !$0.element.isTransient }
         let storedNames = Set(attributes.map(\.element.name))
         let relationshipSlots = entity.relationships.map { _ in StoredValue.null }
+        // What a record holds for an attribute its dictionary leaves out, as
+        // a context's save would store it: the default, nil for a transient
+        // attribute, a transformable default through its transformer.
+        var defaults = entity.defaults
+        for (slot, attribute) in entity.attributes.enumerated() {
+            if attribute.isTransient { defaults[slot] = .null; continue }
+            guard case .transformable = attribute.type, let fallback = attribute.defaultValue else { continue }
+            defaults[slot] = try attribute.type.stored(fallback) ?? .null
+        }
         var result = BatchResult(storeID: storeID, entities: model.entities)
         var position = 0
         var chunk: [SlotChange] = []
         var problems: [LogStoreError] = []
+        func kept() -> String {
+            result.count == 0 ? "nothing was written" : "the \(result.count) record\(result.count == 1 ? "" : "s") before it, in \(result.sequences.count) earlier transaction\(result.sequences.count == 1 ? "" : "s"), stay written"
+        }
         func refused(_ problems: [LogStoreError]) -> LogStoreError {
-            let kept = result.count == 0 ? "nothing was written" : "the \(result.count) record\(result.count == 1 ? "" : "s") before it, in \(result.sequences.count) earlier transaction\(result.sequences.count == 1 ? "" : "s"), stay written"
             let list = problems.prefix(20).map { "- \($0.message)" }.joined(separator: "\n")
-            return LogStoreError(problems[0].kind, "the batch insert of \(entity.name) stopped at record \(position) and its transaction was refused; \(kept); \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: entity.name, attribute: problems[0].attribute, details: problems)
+            return LogStoreError(problems[0].kind, "the batch insert of \(entity.name) stopped at record \(position) and its transaction was refused; \(kept()); \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n\(list)", entity: entity.name, attribute: problems[0].attribute, details: problems)
+        }
+        /// `error` (a key reservation or a transaction that could not be
+        /// written) saying what the request had written before it.
+        func stopped(_ error: LogStoreError) -> LogStoreError {
+            LogStoreError(error.kind, "the batch insert of \(entity.name) stopped at record \(position): \(error.message); \(kept())", path: error.path, entity: entity.name, errno: error.errno, details: [error])
         }
         while true {
             chunk.removeAll(keepingCapacity: true)
+            let first = position
             while chunk.count < request.recordsPerTransaction, let object = request.objects.next() {
-                var values = entity.defaults
+                var values = defaults
                 var found = 0
                 for (slot, attribute) in attributes {
-                    guard let value = object[attribute.name] else {
-                        if case .transformable = attribute.type, let fallback = attribute.defaultValue {
-                            values[slot] = (try? attribute.type.stored(fallback)) ?? .null
-                        }
-                        continue
-                    }
+                    guard let value = object[attribute.name] else { continue }
                     found += 1
                     do throws(LogStoreError) {
                         values[slot] = try BatchValues.stored(value, for: slot, of: entity)
@@ -115,7 +131,8 @@ extension Store {
                         }
                     }
                 }
-                let key = try allocateKey(for: entity)
+                let key: UInt64
+                do throws(LogStoreError) { key = try allocateKey(for: entity) } catch { throw stopped(error) }
                 problems += ObjectValidation.problems(of: entity, id: id(entity, key), stored: values, hasValue: { values[$0] != .null }, linkCount: { _ in 0 })
                 if !problems.isEmpty { throw refused(problems) }
                 chunk.append(.insert(entity: entity, key: key, values: relationshipSlots.isEmpty ? values : values + relationshipSlots))
@@ -123,8 +140,12 @@ extension Store {
             }
             guard !chunk.isEmpty else { return result }
             let changes = chunk
-            let written = try executeBatch(into: result, choosingUnderLock: false) { () throws(LogStoreError) in (changes.count, changes) }
-            result = written
+            do throws(LogStoreError) {
+                result = try executeBatch(into: result, choosingUnderLock: false) { () throws(LogStoreError) in (changes.count, changes) }
+            } catch {
+                position = first
+                throw stopped(error)
+            }
         }
     }
 
@@ -138,6 +159,11 @@ extension Store {
         request.includesPendingChanges = false
         let context = ObjectContext(store: self)
         let execution = try FetchExecution(request, in: context)
+        // A derived attribute is computed by the app's code on an object,
+        // which must not run under the store's write lock (it may save).
+        guard !execution.testsDerivedAttributes else {
+            throw LogStoreError(.invalidPredicate, "a batch request's predicate cannot use a derived attribute of \(request.entityName), which only an object computes; fetch the IDs in a context and change the objects there", entity: request.entityName)
+        }
         return execution.run().matches.map(\.key)
     }
 
@@ -201,6 +227,8 @@ enum BatchValues {
     static func stored(_ value: Any?, for slot: Int, of entity: EntityDescription) throws(LogStoreError) -> StoredValue {
         let attribute = entity.attributes[slot]
         guard let value, !(value is NSNull) else { return .null }
+        // A transformer may turn a value into nothing, as in a context's save.
+        if case .transformable = attribute.type { return try attribute.type.stored(value) ?? .null }
         guard let converted = try attribute.type.stored(value) else {
             throw LogStoreError(.wrongType, "\(entity.name).\(attribute.name) is a \(attribute.type) attribute; it cannot hold a \(type(of: value))", entity: entity.name, attribute: attribute.name)
         }

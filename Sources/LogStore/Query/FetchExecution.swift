@@ -101,6 +101,10 @@ struct FetchExecution {
     /// A test's forced plan and fast paths (FetchOverride.swift).
     private let override = FetchOverride.current
 
+    /// Whether the predicate reads a derived attribute, which only an
+    /// object computes (by the app's code).
+    var testsDerivedAttributes: Bool { predicate?.usesDerivedAttributes == true }
+
     /// Resolves `request`; `source` is the object `$FETCH_SOURCE` names.
     /// `loadingRecords`: the caller makes a loaded object of every match
     /// (the matches are ``Match/loaded(_:_:)``).

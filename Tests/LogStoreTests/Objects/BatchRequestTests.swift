@@ -330,4 +330,84 @@ struct BatchRequestTests {
             }
         }
     }
+
+    @Test("A batch insert stores what a context's insert stores: a transient attribute's default is not kept")
+    func insertStoresWhatASaveStores() throws {
+        let model = try Model(entities: [
+            Entity("Note") {
+                Attribute("text", .string)
+                Attribute("draft", .string, default: "scratch", transient: true)
+            },
+        ])
+        try withTemporaryDirectory { directory in
+            let path = directory + "/notes.logstore"
+            let store = try Store(path: path, model: model)
+            let result = try store.execute(BatchInsertRequest(entityName: "Note", objects: [["text": "batch"]]))
+            let context = store.newContext()
+            let saved = try context.insert("Note")
+            saved["text"] = "context"
+            try context.save()
+            func stored(_ store: Store) throws -> [String: StoredValue] {
+                var values: [String: StoredValue] = [:]
+                for id in try store.newContext().fetchIDs(FetchRequest(entityName: "Note")) {
+                    let record = try #require(store.record(id))
+                    values[record.values[0] == .string("batch") ? "batch" : "context"] = record.values[1]
+                }
+                return values
+            }
+            #expect(result.insertedIDs.count == 1)
+            #expect(try stored(store) == ["batch": .null, "context": .null])
+            try store.compact()
+            store.close()
+            let reopened = try Store(path: path, model: model)
+            defer { reopened.close() }
+            #expect(try stored(reopened) == ["batch": .null, "context": .null])
+        }
+    }
+
+    @Test("A batch update that names nothing, or tests a derived attribute, is refused with nothing written")
+    func updateOfNothingAndDerivedPredicates() throws {
+        let model = try Model(entities: [
+            Entity("Item") {
+                Attribute("value", .int64, default: Int64(0))
+                DerivedAttribute("double") { ($0["value"] as? Int64).map { $0 * 2 } }
+            },
+        ])
+        try withTemporaryDirectory { directory in
+            let store = try Store(path: directory + "/items.logstore", model: model)
+            defer { store.close() }
+            _ = try store.execute(BatchInsertRequest(entityName: "Item", objects: [["value": 1], ["value": 2]]))
+            let size = try FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int
+            #expect { try store.execute(BatchUpdateRequest(entityName: "Item", propertiesToUpdate: [:])) } throws: { error in
+                (error as? LogStoreError)?.kind == .invalidArgument
+            }
+            #expect { try store.execute(BatchDeleteRequest(entityName: "Item", predicate: ObjectPredicate("double == 4"))) } throws: { error in
+                (error as? LogStoreError)?.kind == .invalidPredicate && (error as? LogStoreError)?.message.contains("derived") == true
+            }
+            #expect(try FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int == size)
+            #expect(try store.newContext().count(for: FetchRequest(entityName: "Item")) == 2)
+        }
+    }
+
+    @Test("A batch insert that meets a full disk part way fails with .diskFull and says how many records the transactions before it hold, which are there")
+    func insertMeetsFullDisk() throws {
+        let disk = SimulatedDisk()
+        let store = try Store(journal: Journal(path: FaultInjectionTests.path, options: JournalOptions(compaction: .manual), fileSystem: disk), model: Warehouse.model())
+        defer { store.close() }
+        // Room for the first transactions of 100 records, not for all 20.
+        disk.limitFreeSpace(to: 12_000)
+        let values = (0..<2_000).lazy.map { number -> [String: Any?] in ["name": "bulk \(number) of a long enough name", "value": number] }
+        var thrown: LogStoreError?
+        do {
+            try store.execute(BatchInsertRequest(entityName: "Item", objects: values, recordsPerTransaction: 100))
+        } catch {
+            thrown = error
+        }
+        let error = try #require(thrown, "every transaction fitted: the test needs a smaller disk")
+        disk.removeSpaceLimit()
+        let count = try store.newContext().count(for: FetchRequest(entityName: "Item"))
+        #expect(error.kind == .diskFull, "\(error)")
+        #expect(count > 0 && count < 2_000 && count % 100 == 0, "\(count)")
+        #expect(error.message.contains("stopped at record \(count)") && error.message.contains("the \(count) records before it"), "\(error.message)")
+    }
 }
