@@ -210,11 +210,12 @@ struct SecondaryIndex: Sendable {
         sweepPosition = 0
     }
 
-    /// Puts the sorted `recent` entries into the runs where they belong:
-    /// each run that receives some is merged with them in one pass,
-    /// dropping its own stale entries on the way, and cut into runs of
-    /// `chunkCapacity` once it holds more than twice that. Runs that receive
-    /// nothing are not touched.
+    /// Puts the sorted `recent` entries into the runs where they belong. A
+    /// run that receives a few takes each in place (moving half the run);
+    /// one that receives many is merged with them in one pass. A run grown
+    /// past twice `chunkCapacity` is cut into runs of `chunkCapacity`. Runs
+    /// that receive nothing are not touched, and stale entries are left
+    /// to the sweep.
     private mutating func insert(_ recent: [Entry]) {
         guard !chunks.isEmpty else {
             replaceChunks(with: recent)
@@ -223,42 +224,51 @@ struct SecondaryIndex: Sendable {
         var runs: [[Entry]] = []
         runs.reserveCapacity(chunks.count + recent.count / chunkCapacity + 1)
         var next = 0
-        for (position, chunk) in chunks.enumerated() {
+        for position in chunks.indices {
             // An entry belongs to the first run whose last entry does not
             // precede it, or to the last run.
             var end = next
             if position == chunks.count - 1 {
                 end = recent.count
             } else {
-                let last = chunk[chunk.count - 1]
+                let last = chunks[position][chunks[position].count - 1]
                 while end < recent.count, !Self.precedes(last, recent[end]) { end += 1 }
             }
-            guard end > next else {
-                runs.append(chunk)
-                continue
-            }
-            var merged: [Entry] = []
-            merged.reserveCapacity(chunk.count + end - next)
-            for entry in chunk where isCurrent(entry) {
-                while next < end, Self.precedes(recent[next], entry) {
-                    merged.append(recent[next])
-                    next += 1
+            var run = chunks[position]
+            chunks[position] = []  // the run is uniquely referenced while it changes
+            if end - next <= Self.entriesInsertedInPlace {
+                for entry in recent[next..<end] {
+                    run.insert(entry, at: Self.firstPosition(in: run) { !Self.precedes($0, entry) })
                 }
-                merged.append(entry)
-            }
-            merged += recent[next..<end]
-            next = end
-            if merged.count <= 2 * chunkCapacity {
-                runs.append(merged)
             } else {
-                for start in stride(from: 0, to: merged.count, by: chunkCapacity) {
-                    runs.append(Array(merged[start..<min(start + chunkCapacity, merged.count)]))
+                var merged: [Entry] = []
+                merged.reserveCapacity(run.count + end - next)
+                for entry in run {
+                    while next < end, Self.precedes(recent[next], entry) {
+                        merged.append(recent[next])
+                        next += 1
+                    }
+                    merged.append(entry)
+                }
+                merged += recent[next..<end]
+                run = merged
+            }
+            next = end
+            if run.count <= 2 * chunkCapacity {
+                runs.append(run)
+            } else {
+                for start in stride(from: 0, to: run.count, by: chunkCapacity) {
+                    runs.append(Array(run[start..<min(start + chunkCapacity, run.count)]))
                 }
             }
         }
         chunks = runs
         chunkedCount = runs.reduce(0) { $0 + $1.count }
     }
+
+    /// Up to how many new entries a run takes one at a time rather than by
+    /// a merge: each costs a move of half the run, a merge a copy of all of it.
+    private static let entriesInsertedInPlace = 8
 
     /// Drops the stale entries of the run at `sweepPosition` and moves on,
     /// joining it with the next run when both fit in one; returns how
