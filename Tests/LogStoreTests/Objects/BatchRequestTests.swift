@@ -246,6 +246,47 @@ struct BatchRequestTests {
         }
     }
 
+    @Test("A batch update run while a matching insert waits for its group-commit flush changes that record too: it is chosen after the insert applies")
+    func batchSeesTheSaveInFlight() throws {
+        try withTemporaryDirectory { directory in
+            // A slow fsync keeps the insert written and not yet applied.
+            let (journal, _) = try makeFaultyJournal(at: directory + "/inflight.logstore", plan: .init(syncDelay: 0.3), durability: .groupCommit(window: .milliseconds(1)))
+            let store = try Store(journal: journal, model: Warehouse.model())
+            defer { store.close() }
+            // The context lives on the saving thread; it hands out the ID and
+            // the count of frames written before its save.
+            let before = Mutex<(id: ObjectID, frames: Int)?>(nil)
+            let saved = DispatchSemaphore(value: 0)
+            let failure = Mutex<String?>(nil)
+            DispatchQueue.global().async {
+                do {
+                    let context = store.newContext()
+                    let item = try context.insert("Item")
+                    item["name"] = "in flight"
+                    item["value"] = Int32(7)
+                    before.withLock { $0 = (item.objectID, journal.statistics.framesWritten) }
+                    try context.save()
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                }
+                saved.signal()
+            }
+            var waiting: (id: ObjectID, frames: Int)?
+            while waiting == nil || journal.statistics.framesWritten == waiting!.frames {
+                usleep(500)
+                waiting = before.withLock { $0 }
+                if failure.withLock({ $0 }) != nil { break }
+            }
+            let id = try #require(waiting?.id)
+            // The insert's frame is written; its flush has not returned.
+            let result = try store.execute(BatchUpdateRequest(entityName: "Item", predicate: ObjectPredicate("value == 7"), propertiesToUpdate: ["value": 9]))
+            saved.wait()
+            #expect(failure.withLock { $0 } == nil)
+            #expect(result.updatedIDs == [id])
+            #expect(try store.newContext().count(for: FetchRequest(entityName: "Item", predicate: ObjectPredicate("value == 7"))) == 0)
+        }
+    }
+
     // MARK: - Insert
 
     @Test("A batch insert writes one transaction per chunk, applies defaults, and its records open again")
