@@ -12,8 +12,9 @@ import CLogStoreSupport
 /// §5.2) either in the snapshot the store was opened from or last compacted
 /// into, as a block and a slot in it, decoded when first touched; or, once
 /// a save changed the record since, in one byte arena: 24 bytes of
-/// bookkeeping per record beyond the values themselves. A changed record
-/// is appended again; the arena is rewritten when more than half of it is dead.
+/// bookkeeping per record beyond the values themselves, and 12 more in the
+/// arena for a record held there. A changed record is appended again; the
+/// arena is rewritten when more than half of it is dead.
 struct EntityTable: Sendable {
     /// Where one key's record is: one entry, so that a lookup by a random
     /// key misses the cache once here and once in the arena.
@@ -33,9 +34,16 @@ struct EntityTable: Sendable {
     }
 
     private var entries = KeyMap(empty: Entry.absent)
-    /// Records' encoded values, appended in place (no buffer per record).
+    /// Records' encoded values, appended in place (no buffer per record),
+    /// each after its key and length (``arenaPrefix`` bytes), so that
+    /// rewriting the arena walks the arena, not every key of the table.
     private var arena = ByteWriter()
+    /// The bytes before a record's values in the arena: its key (`u64`)
+    /// and the length of its values (`u32`), little-endian.
+    private static let arenaPrefix = 12
     private var deadBytes = 0
+    /// How many live records the arena holds.
+    private var arenaRecords = 0
     private(set) var count = 0
     /// The snapshot that records not in the arena are read from.
     private(set) var snapshot: SnapshotFile?
@@ -146,13 +154,19 @@ struct EntityTable: Sendable {
     }
 
     /// The bytes of live records' values held in memory (not in the snapshot).
-    var arenaLiveBytes: Int { arena.count - deadBytes }
+    var arenaLiveBytes: Int { arena.count - deadBytes - Self.arenaPrefix * arenaRecords }
 
     mutating func set(_ key: UInt64, _ record: Record) {
         retire(entries[key])
+        let prefix = arena.count
+        arena.appendFixed(key)
+        arena.appendFixed(UInt32(0))
         let start = arena.count
         for value in record.values { arena.append(value) }
-        entries[key] = Entry(start: UInt64(start), version: record.version, length: UInt32(arena.count - start))
+        let length = UInt32(arena.count - start)
+        arena.overwrite(length, at: prefix + 8)
+        entries[key] = Entry(start: UInt64(start), version: record.version, length: length)
+        arenaRecords += 1
         count += 1
         compactIfMostlyDead()
     }
@@ -179,11 +193,22 @@ struct EntityTable: Sendable {
     mutating func packArena() {
         guard deadBytes > 0 else { return }
         var packed = ByteWriter(capacity: arena.count - deadBytes)
-        entries.updateEach { entry in
-            guard entry.isPresent && !entry.isInSnapshot else { return }
-            let start = Int(entry.start)
-            entry.start = UInt64(packed.count)
-            packed.append(contentsOf: arena.bytes[start..<(start + Int(entry.length))])
+        var position = 0
+        arena.bytes.withUnsafeBytes { bytes in
+            while position < bytes.count {
+                let key = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)))
+                let start = position + Self.arenaPrefix
+                var entry = entries[key]
+                // A record is live where its entry still points; an older
+                // copy, or one of a record deleted or moved to the snapshot, is not.
+                if entry.isPresent && !entry.isInSnapshot && entry.start == UInt64(start) {
+                    packed.append(UnsafeRawBufferPointer(rebasing: bytes[position..<(start + length)]))
+                    entry.start = UInt64(packed.count - length)
+                    entries[key] = entry
+                }
+                position = start + length
+            }
         }
         arena = packed
         deadBytes = 0
@@ -193,7 +218,10 @@ struct EntityTable: Sendable {
     private mutating func retire(_ entry: Entry) {
         guard entry.isPresent else { return }
         count -= 1
-        if !entry.isInSnapshot { deadBytes += Int(entry.length) }
+        if !entry.isInSnapshot {
+            deadBytes += Self.arenaPrefix + Int(entry.length)
+            arenaRecords -= 1
+        }
     }
 
     private func entry(_ key: UInt64) -> Entry? {

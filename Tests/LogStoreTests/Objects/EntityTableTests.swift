@@ -25,6 +25,13 @@ struct EntityTableTests {
         }
         #expect(table.count == model.count)
         #expect(table.keys == model.keys.sorted())
+        // The live bytes count the records' values only.
+        let valueBytes = model.values.reduce(0) { total, record in
+            var writer = ByteWriter()
+            for value in record.values { writer.append(value) }
+            return total + writer.count
+        }
+        #expect(table.arenaLiveBytes == valueBytes)
         for key in 0...520 as ClosedRange<UInt64> {
             #expect(table.record(key)?.values == model[key]?.values, "key \(key)")
             #expect(table.version(key) == model[key]?.version, "key \(key)")
