@@ -70,7 +70,9 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Kind("diskFull")
         /// The store was closed.
         public static let closed = Kind("closed")
-        /// A transaction's encoded size exceeds the frame limit.
+        /// A save's encoded size exceeds the frame limit (256 MiB): nothing
+        /// was written, and the context keeps its changes. Save in parts, or
+        /// use the batch requests, which commit in transactions below it.
         public static let transactionTooLarge = Kind("transactionTooLarge")
         /// A value or argument is not acceptable to the API it was passed to.
         public static let invalidArgument = Kind("invalidArgument")

@@ -288,7 +288,7 @@ final class JournalWriter: @unchecked Sendable {
         if let carried { TransactionPayload.encodeDictionary(carried.bytes, into: &rawBuffer) }
         TransactionPayload.encode(changes, declaring: symbols.undeclared, into: &rawBuffer)
         guard rawBuffer.count <= FrameLayout.maxPayloadSize else {
-            throw LogStoreError(.transactionTooLarge, "a transaction of \(rawBuffer.count) bytes exceeds the frame limit of \(FrameLayout.maxPayloadSize) bytes in \(file.path); split the save into smaller ones", path: file.path)
+            throw LogStoreError(.transactionTooLarge, "a save of \(rawBuffer.count) encoded bytes is over the frame limit of \(FrameLayout.maxPayloadSize) bytes (FORMAT.md §3) and cannot be written to \(file.path); nothing was written. Save in smaller parts, or use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest with Store.execute(_:), which commit in transactions below the limit", path: file.path)
         }
         let useDictionary = carried == nil && rawBuffer.count <= Self.dictionaryPayloadLimit ? dictionary : nil
         // What a power cut can no longer take (FORMAT.md §6): a hole below

@@ -78,4 +78,34 @@ struct BadInputTests {
         }
         #expect(toOne?.details.map(\.attribute) == ["owner"])
     }
+    @Test("A save over the frame limit is refused with nothing written, names the batch API, and the context keeps its changes")
+    func saveOverTheFrameLimit() throws {
+        let model = try Model { Entity("Blob") { Attribute("bytes", .data) } }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore"
+            let store = try Store(path: path, model: model, options: JournalOptions(durability: .deferredToOS, compaction: .manual))
+            defer { store.close() }
+            let context = store.newContext()
+            // Five values of 60 MiB: each fits a frame, together they do not.
+            let blobs = try (0..<5).map { index in
+                let blob = try context.insert("Blob")
+                blob["bytes"] = Data(repeating: UInt8(index), count: 60 << 20)
+                return blob
+            }
+            let sizeBefore = try JournalFixtures.fileSize(path)
+            let refused = #expect(throws: LogStoreError.self) { try context.save() }
+            #expect(refused?.kind == .transactionTooLarge)
+            #expect(refused?.message.contains("nothing was written") == true)
+            #expect(refused?.message.contains("BatchInsertRequest") == true)
+            #expect(try JournalFixtures.fileSize(path) == sizeBefore)
+            #expect(context.hasChanges)
+            #expect(try store.newContext().count(for: FetchRequest(entityName: "Blob")) == 0)
+
+            // The context saves once its changes fit.
+            for blob in blobs.dropFirst() { try context.delete(blob) }
+            blobs[0]["bytes"] = Data([1, 2, 3])
+            try context.save()
+            #expect(try store.newContext().existingObject(with: blobs[0].objectID)["bytes"] as? Data == Data([1, 2, 3]))
+        }
+    }
 }
