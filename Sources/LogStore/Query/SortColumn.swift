@@ -76,15 +76,16 @@ enum SortColumn {
     /// or after the value at `b`.
     func compare(_ a: Int, _ b: Int) -> Int {
         switch self {
-        case .strings(let values): Self.compare(values[a], values[b])
+        case .strings(let values):
+            switch (values[a], values[b]) {
+            case (nil, nil): 0
+            case (nil, _): -1
+            case (_, nil): 1
+            case let (x?, y?): StoredValue.compare(x, y).sign
+            }
         case .integers(let values): Self.compare(values[a], values[b])
         case .numbers(let values): Self.compareNumbers(values[a], values[b])
-        case .operands(let values):
-            switch Self.order(values[a], values[b]) {
-            case .orderedAscending: -1
-            case .orderedSame: 0
-            case .orderedDescending: 1
-            }
+        case .operands(let values): Self.order(values[a], values[b]).sign
         }
     }
 

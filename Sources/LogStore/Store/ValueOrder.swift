@@ -22,8 +22,9 @@ extension StoredValue {
     ///   NaN is NaN.
     /// - Dates compare with dates, and with numbers as seconds since
     ///   2001-01-01 (Core Data's rule), by the same rules.
-    /// - Strings compare by Unicode canonical equivalence, then by scalar
-    ///   values (Swift's `String` order); ``Comparing/fold(_:_:)`` folds
+    /// - Strings compare by Unicode canonical equivalence, then by the
+    ///   scalar values of their NFC forms (``compare(_:_:)-(String,String)``,
+    ///   not Swift's `<`, which departs from it); ``Comparing/fold(_:_:)`` folds
     ///   case and diacritics first for `[c]`, `[d]` and `[cd]`.
     /// - UUIDs compare by their bytes. A UUID equals a string that spells
     ///   it, in either case, and does not compare with other strings.
@@ -120,6 +121,91 @@ extension StoredValue {
         a == b ? .orderedSame : (a < b ? .orderedAscending : .orderedDescending)
     }
 
+    /// Two strings by the Unicode scalar values of their NFC forms: equal
+    /// when canonically equivalent, else in the order of the first scalar
+    /// that differs, a prefix first.
+    ///
+    /// This is the order Swift documents for `String`, but not what its `<`
+    /// does where one string's normal form is a prefix of the other's and
+    /// they are in different normalizations: it says neither of "éb"
+    /// (precomposed) and "é" (decomposed) is below the other, and puts "ḹz"
+    /// below a decomposed "ḹ". An order like that breaks sorting and every
+    /// binary search over an index, so strings are compared here.
+    ///
+    /// Bytes decide without normalizing where the scalars around the first
+    /// difference are ones NFC leaves alone and composes nothing into
+    /// (``isInert(_:)``): both normal forms then share the prefix and
+    /// differ at those scalars, whose UTF-8 bytes order as they do.
+    /// Otherwise the two NFC forms are compared.
+    static func compare(_ a: String, _ b: String) -> ComparisonResult {
+        let quick = a.utf8.withContiguousStorageIfAvailable { x in b.utf8.withContiguousStorageIfAvailable { y in quickOrder(x, y) } }
+        if let quick = quick ?? nil, let quick { return quick }
+        // `_nfcCodeUnits` is the standard library's NFC (Foundation's on
+        // Linux does not compose a Hangul LV syllable with a trailing T).
+        let (x, y) = (a._nfcCodeUnits, b._nfcCodeUnits)
+        return x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in byteOrder(x, y) } }
+    }
+
+    /// The order of two strings' UTF-8 bytes when it is the order of their
+    /// NFC forms (see ``compare(_:_:)-(String,String)``), else nil.
+    private static func quickOrder(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> ComparisonResult? {
+        let common = min(x.count, y.count)
+        var difference = common
+        if common > 0, memcmp(x.baseAddress!, y.baseAddress!, common) != 0 {
+            difference = 0
+            while x[difference] == y[difference] { difference += 1 }
+        }
+        if difference == x.count && difference == y.count { return .orderedSame }
+        // Back to the start of the scalar holding the first difference.
+        var start = difference
+        while start > 0, start < x.count ? x[start] & 0xC0 == 0x80 : y[start] & 0xC0 == 0x80 { start -= 1 }
+        // What precedes `start` normalizes alike in both when an inert
+        // scalar follows it; and that scalar stays itself when another
+        // inert one (or the end) follows it.
+        guard let nextX = inertScalar(in: x, at: start), let nextY = inertScalar(in: y, at: start) else { return nil }
+        if difference == x.count { return .orderedAscending }
+        if difference == y.count { return .orderedDescending }
+        guard inertScalar(in: x, at: nextX) != nil, inertScalar(in: y, at: nextY) != nil else { return nil }
+        return x[difference] < y[difference] ? .orderedAscending : .orderedDescending
+    }
+
+    /// Where the scalar after the one at `index` starts when that one is
+    /// inert or the bytes end at `index`; nil otherwise.
+    private static func inertScalar(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int? {
+        guard index < bytes.count else { return index }
+        let lead = bytes[index]
+        if lead < 0x80 { return index + 1 }
+        let length = lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        guard index + length <= bytes.count else { return nil }
+        var value = UInt32(lead) & (0xFF >> (length + 1))
+        for offset in 1..<length { value = value << 6 | UInt32(bytes[index + offset] & 0x3F) }
+        return isInert(value) ? index + length : nil
+    }
+
+    /// Whether NFC keeps the scalar as it is, in any context, and never
+    /// composes it with a scalar before it: a starter (combining class 0)
+    /// that is not the second half of any composition and has no
+    /// singleton decomposition. Ranges of whole blocks known to be so:
+    /// below U+0300 (Latin, IPA, spacing modifiers), Cyrillic letters,
+    /// Hebrew and Arabic letters, kana, Hangul syllables, CJK ideographs.
+    /// Any other scalar sends the comparison to the slow, exact path.
+    private static func isInert(_ scalar: UInt32) -> Bool {
+        switch scalar {
+        case 0..<0x300, 0x400...0x482, 0x48A...0x52F, 0x5D0...0x5EA, 0x621...0x63A, 0x641...0x64A,
+             0x3041...0x3096, 0x30A1...0x30FA, 0x4E00...0x9FFF, 0xAC00...0xD7A3:
+            true
+        default:
+            false
+        }
+    }
+
+    private static func byteOrder(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> ComparisonResult {
+        let common = min(x.count, y.count)
+        let difference = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+        if difference != 0 { return difference < 0 ? .orderedAscending : .orderedDescending }
+        return x.count == y.count ? .orderedSame : (x.count < y.count ? .orderedAscending : .orderedDescending)
+    }
+
     /// Two UUIDs by their 16 bytes, first to last: the order of their
     /// spellings too, since each byte is two hex digits in the same place.
     /// An index of UUIDs compares on every insert, so no string is made.
@@ -184,6 +270,9 @@ enum Numeric {
 }
 
 extension ComparisonResult {
+    /// -1, 0 or 1 as the order is ascending, the same or descending.
+    var sign: Int { rawValue }
+
     /// The order seen from the other side.
     var reversed: ComparisonResult {
         switch self {

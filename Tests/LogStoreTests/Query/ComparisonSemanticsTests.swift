@@ -217,6 +217,71 @@ struct ComparisonSemanticsTests {
         }
     }
 
+    /// Pieces of text in both normalizations, with marks that compose,
+    /// reorder or stand alone, and scalars NFC replaces.
+    static let normalizationPieces = [
+        "a", "b", "e", "z", " ", "\u{e9}", "e\u{301}", "\u{301}", "\u{323}", "\u{1e39}", "l\u{323}\u{304}", "\u{fc}", "u\u{308}",
+        "\u{1100}", "\u{1161}", "\u{ac00}", "\u{11a8}", "\u{212b}", "\u{c5}", "A\u{30a}", "\u{439}", "\u{438}\u{306}", "\u{44f}",
+        "\u{304b}", "\u{3099}", "\u{304c}", "\u{8a9e}", "\u{1f600}", "\u{37e}", ";", "\u{3b1}", "\u{1f71}",
+    ]
+
+    /// The order FORMAT.md gives strings, computed the long way: the bytes
+    /// of their NFC forms (UTF-8 bytes order as scalars do).
+    static func nfcOrder(_ a: String, _ b: String) -> ComparisonResult {
+        let (x, y) = (a._nfcCodeUnits, b._nfcCodeUnits)
+        return x == y ? .orderedSame : (x.lexicographicallyPrecedes(y) ? .orderedAscending : .orderedDescending)
+    }
+
+    @Test("Strings order by the scalars of their NFC forms, whatever normalization each is in")
+    func stringsOrderByTheirNormalForms() {
+        // Swift's own `<` says neither of these is below the other, and
+        // puts "ḹz" below "ḹ" (decomposed).
+        #expect(StoredValue.order(.string("\u{e9}b"), .string("e\u{301}")) == .orderedDescending)
+        #expect(StoredValue.order(.string("e\u{301}"), .string("\u{e9}b")) == .orderedAscending)
+        #expect(StoredValue.order(.string("\u{1e39}z"), .string("l\u{323}\u{304}")) == .orderedDescending)
+        #expect(StoredValue.order(.string("\u{ac00}\u{11a8}"), .string("\u{ac01}")) == .orderedSame)
+        var random = JournalFixtures.SeededGenerator(seed: 0x4E4643)
+        var strings: [String] = []
+        for _ in 0..<1_500 {
+            var text = Bool.random(using: &random) ? "same start " : ""
+            for _ in 0..<Int.random(in: 0...5, using: &random) { text += Self.normalizationPieces.randomElement(using: &random)! }
+            strings.append(text)
+        }
+        var disagreements = 0
+        for (index, a) in strings.enumerated() {
+            for b in strings[index...].prefix(60) {
+                let expected = Self.nfcOrder(a, b)
+                if StoredValue.order(.string(a), .string(b)) != expected || StoredValue.sortOrder(.string(b), .string(a)) != expected.reversed {
+                    disagreements += 1
+                    if disagreements <= 5 { Issue.record("\(a.unicodeScalars.map(\.value)) against \(b.unicodeScalars.map(\.value)): expected \(expected.rawValue)") }
+                }
+            }
+        }
+        #expect(disagreements == 0)
+    }
+
+    @Test("A range, a sort and an index over strings in both normalizations follow the one order")
+    func rangesAndSortsOverMixedNormalization() throws {
+        try withTemporaryDirectory { directory in
+            let texts = ["e\u{301}", "\u{e9}b", "\u{e9}", "l\u{323}\u{304}", "\u{1e39}z", "\u{1e39}", "f", "e", "\u{ac00}\u{11a8}", "\u{ac01}a"]
+            let rows = texts.enumerated().map { Semantics.Row(tag: "t\($0.offset)", s: $0.element) }
+            func tags(_ keep: (String) -> Bool) -> [String] { texts.enumerated().filter { keep($0.element) }.map { "t\($0.offset)" } }
+            for bound in ["\u{e9}b", "e\u{301}", "\u{1e39}", "l\u{323}\u{304}z", "\u{ac01}"] {
+                try Semantics.expect([
+                    ("s > %@", [bound], tags { Self.nfcOrder($0, bound) == .orderedDescending }),
+                    ("s <= %@", [bound], tags { Self.nfcOrder($0, bound) != .orderedDescending }),
+                    ("s == %@", [bound], tags { Self.nfcOrder($0, bound) == .orderedSame }),
+                ], directory, rows)
+            }
+            let sorted = try Semantics.answers(directory, rows, try Semantics.request("s != nil", sort: [SortKey("s"), SortKey("tag")]))
+            let expected = texts.indices.sorted { a, b in
+                let order = Self.nfcOrder(texts[a], texts[b])
+                return order == .orderedSame ? "t\(a)" < "t\(b)" : order == .orderedAscending
+            }.map { "t\($0)" }
+            for result in sorted { #expect(result == expected) }
+        }
+    }
+
     @Test("Comparisons with an empty string are ordinary comparisons, except BEGINSWITH, ENDSWITH and CONTAINS")
     func emptyString() throws {
         try withTemporaryDirectory { directory in
