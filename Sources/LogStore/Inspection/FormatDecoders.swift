@@ -32,6 +32,9 @@ public enum FormatDecoders {
         case schema
         /// A snapshot index payload (§11), round-tripped.
         case snapshotIndex
+        /// An index block of a paged table (§13.5): a byte choosing the
+        /// table's type, then the block's payload, round-tripped.
+        case pagedBlock
     }
 
     /// Decodes `input` after its first byte as the structure the first byte names.
@@ -51,6 +54,7 @@ public enum FormatDecoders {
         case .frameHeader: frameHeader(bytes)
         case .schema: _ = try? StoredSchema.decode(Data(bytes), path: "fuzz input")
         case .snapshotIndex: snapshotIndex(bytes)
+        case .pagedBlock: pagedBlock(bytes)
         }
     }
 
@@ -100,7 +104,37 @@ public enum FormatDecoders {
                 break
             }
         }
+        for (type, block) in pagedBlockSeeds() { seed(.pagedBlock, [UInt8(type.rawValue)] + block) }
         return seeds
+    }
+
+    /// Blocks of small tables of each type, leaves and branches, written
+    /// by ``PagedTreeWriter`` with tiny blocks.
+    private static func pagedBlockSeeds() -> [(PagedTableType, [UInt8])] {
+        let values: [StoredValue] = [.null, .int64(-3), .double(2.5), .string("Lamp"), .string(String(repeating: "é", count: 600)), .data(Data(count: 1_500)), .uuid(UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)))]
+        var blocks: [(PagedTableType, [UInt8])] = []
+        for type in [PagedTableType.keys, .values, .targets] {
+            var writer = PagedTreeWriter(type: type, run: 3, table: 1, blockSize: 40) { block in
+                blocks.append((type, block.encoded(as: type)))
+                return FrameHandle(offset: 0x3000 + UInt64(blocks.count) * 100, storedSize: 80, rawSize: 90, checksum: UInt32(blocks.count))
+            }
+            switch type {
+            case .keys:
+                for block in 0..<6 {
+                    let records = (1...4).map { (entity: block / 3, entry: PagedEntry(key: UInt64(block * 4 + $0), state: $0 == 2 ? .tombstone : .present)) }
+                    try? writer.append(dataBlock: FrameHandle(offset: 0x3000 + UInt64(block) * 64, storedSize: 24, rawSize: 30, checksum: 7), records: records)
+                }
+            case .values:
+                let groups = values.map(PagedGroup.indexing).sorted { PagedGroup.order($0, $1) == .orderedAscending }
+                for (position, group) in groups.enumerated() {
+                    for key in 1...3 { try? writer.append(group, PagedEntry(key: UInt64(position * 3 + key), state: key == 3 ? .tombstone : .present)) }
+                }
+            case .targets:
+                for target in 1...8 { try? writer.append(.target(UInt64(target)), PagedEntry(key: UInt64(target * 2), state: .present)) }
+            }
+            _ = try? writer.finish()
+        }
+        return blocks
     }
 
     private static func values(_ bytes: UnsafeRawBufferPointer) {
@@ -173,6 +207,15 @@ public enum FormatDecoders {
         let header = UnsafeRawBufferPointer(rebasing: bytes.prefix(FrameLayout.headerSize))
         _ = FrameHeader.parse(header)
         _ = FrameHeader.checksumMatches(header: header, payload: UnsafeRawBufferPointer(rebasing: bytes.dropFirst(FrameLayout.headerSize)))
+    }
+
+    private static func pagedBlock(_ bytes: UnsafeRawBufferPointer) {
+        guard let first = bytes.first else { return }
+        let type = [PagedTableType.keys, .values, .targets][Int(first) % 3]
+        guard let block = try? PagedBlock(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: type) else { return }
+        let encoded = block.encoded(as: type)
+        let again = encoded.withUnsafeBytes { try? PagedBlock(decoding: $0, as: type) }
+        precondition(again?.encoded(as: type) == encoded, "a paged index block does not survive a round trip")
     }
 
     private static func snapshotIndex(_ bytes: UnsafeRawBufferPointer) {

@@ -1,0 +1,315 @@
+// One index block of a paged table (FORMAT.md §13.5): a leaf holding the
+// table's entries in groups, or a branch holding its children's first
+// entries, and their encoding.
+
+/// One entry of a paged table: a record key and what the table says of it.
+struct PagedEntry: Hashable, Sendable {
+    enum State: UInt8, Sendable {
+        /// The record is in the table within the run's range.
+        case present = 0
+        /// The record left the table within the run's range: it hides the
+        /// same entry in older runs.
+        case tombstone = 1
+        /// An older version of the previous entry's key (kept history).
+        case olderVersion = 2
+    }
+
+    var key: UInt64
+    var state: State
+}
+
+/// A decoded index block of one table of one run.
+///
+/// A leaf (level 0) holds entries, grouped by what they are sorted under;
+/// a key directory's leaf also lists the data blocks its entries are the
+/// records of, in order. A branch holds one ``Child`` per block of the
+/// level below.
+struct PagedBlock: Sendable {
+    /// A data block of a key-directory leaf, and how many records it holds.
+    struct DataBlock: Hashable, Sendable {
+        var handle: FrameHandle
+        var recordCount: Int
+    }
+
+    /// A branch's entry for one block below: its first entry, how many
+    /// entries it and the blocks under it hold, and where it is.
+    struct Child: Sendable {
+        var group: PagedGroup
+        var key: UInt64
+        var entryCount: UInt64
+        var handle: FrameHandle
+    }
+
+    /// The run whose table this is (the frame's sequence field).
+    var run: UInt64
+    /// The table's position in its run.
+    var table: Int
+    /// 0 for a leaf; a branch is one above the blocks it lists.
+    var level: Int
+    var dataBlocks: [DataBlock] = []
+    var groups: [PagedGroup] = []
+    /// Where each group's entries end in ``entries``.
+    var groupEnds: [Int] = []
+    var entries: [PagedEntry] = []
+    var children: [Child] = []
+
+    /// An empty leaf (level 0), or a branch of `children`.
+    init(run: UInt64, table: Int, level: Int, children: [Child] = []) {
+        self.run = run
+        self.table = table
+        self.level = level
+        self.children = children
+    }
+
+    var isLeaf: Bool { level == 0 }
+
+    /// The entries this block and the blocks under it hold.
+    var entryCount: UInt64 {
+        isLeaf ? UInt64(entries.count) : children.reduce(0) { $0 + $1.entryCount }
+    }
+
+    /// Its first (group, key), nil for an empty leaf.
+    var first: (group: PagedGroup, key: UInt64)? {
+        if isLeaf { return entries.first.map { (groups[0], $0.key) } }
+        return children.first.map { ($0.group, $0.key) }
+    }
+
+    /// The group of entry `index` of a leaf.
+    func group(ofEntry index: Int) -> Int {
+        var low = 0, high = groupEnds.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if groupEnds[middle] > index { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// The most a state and key step can take: states fit in two bits, and
+    /// keys stay below 2⁶², so a step shifted left by two fits in 64 bits.
+    private static let stateBits: UInt64 = 2
+
+    // MARK: - Encoding
+
+    /// Its payload (FORMAT.md §13.5) in a table of `type`.
+    func encoded(as type: PagedTableType) -> [UInt8] {
+        var writer = ByteWriter(capacity: 256)
+        writer.appendVarint(run)
+        writer.appendVarint(UInt64(table))
+        writer.appendVarint(UInt64(level))
+        if isLeaf {
+            if type == .keys {
+                writer.appendVarint(UInt64(dataBlocks.count))
+                for block in dataBlocks {
+                    writer.append(block.handle)
+                    writer.appendVarint(UInt64(block.recordCount))
+                }
+            }
+            writer.appendVarint(UInt64(groups.count))
+            var start = 0
+            for (group, end) in zip(groups, groupEnds) {
+                Self.appendGroupHead(group, count: end - start, into: &writer)
+                var previous: UInt64?
+                for entry in entries[start..<end] {
+                    let step = previous.map { entry.key - $0 } ?? entry.key
+                    writer.appendVarint(step << Self.stateBits | UInt64(entry.state.rawValue))
+                    previous = entry.key
+                }
+                start = end
+            }
+        } else {
+            writer.appendVarint(UInt64(children.count))
+            for child in children {
+                Self.appendFirst(child.group, key: child.key, into: &writer)
+                writer.appendVarint(child.entryCount)
+                writer.append(child.handle)
+            }
+        }
+        return writer.bytes
+    }
+
+    /// The bytes a group's head takes in a leaf (for filling blocks).
+    static func groupHeadSize(_ group: PagedGroup, count: Int) -> Int {
+        var writer = ByteWriter(capacity: 16)
+        appendGroupHead(group, count: count, into: &writer)
+        return writer.count
+    }
+
+    /// The bytes a child's entry takes in a branch.
+    static func childSize(_ child: Child) -> Int {
+        var writer = ByteWriter(capacity: 16)
+        appendFirst(child.group, key: child.key, into: &writer)
+        return writer.count + ByteWriter.varintSize(child.entryCount) + child.handle.encodedSize
+    }
+
+    /// The bytes an entry takes after `previous` in its group (nil: first).
+    static func entrySize(_ entry: PagedEntry, after previous: UInt64?) -> Int {
+        ByteWriter.varintSize((previous.map { entry.key - $0 } ?? entry.key) << stateBits)
+    }
+
+    private static func appendGroupHead(_ group: PagedGroup, count: Int, into writer: inout ByteWriter) {
+        switch group {
+        case .entity(let entity):
+            writer.appendVarint(UInt64(entity))
+            writer.appendVarint(UInt64(count))
+        case .value(let value, let cut):
+            writer.append(value)
+            writer.appendVarint(UInt64(count) << 1 | (cut ? 1 : 0))
+        case .target(let target):
+            writer.appendVarint(target)
+            writer.appendVarint(UInt64(count))
+        }
+    }
+
+    private static func appendFirst(_ group: PagedGroup, key: UInt64, into writer: inout ByteWriter) {
+        switch group {
+        case .entity(let entity):
+            writer.appendVarint(UInt64(entity))
+            writer.appendVarint(key)
+        case .value(let value, let cut):
+            writer.append(value)
+            writer.appendVarint(key << 1 | (cut ? 1 : 0))
+        case .target(let target):
+            writer.appendVarint(target)
+            writer.appendVarint(key)
+        }
+    }
+
+    // MARK: - Decoding
+
+    /// Decodes a block of a table of `type`, checking everything the bytes
+    /// alone can show: the encoding, keys below 2⁶², entries and groups in
+    /// the table's order, data blocks' record counts adding up to the
+    /// entries, and nothing after the body. That it is the block its parent
+    /// expects is the reader's to check (``PagedTreeReader``).
+    init(decoding raw: UnsafeRawBufferPointer, as type: PagedTableType) throws(DecodeFailure) {
+        var reader = ByteReader(raw)
+        run = try reader.readVarint()
+        guard let table = Int(exactly: try reader.readVarint()), let level = Int(exactly: try reader.readVarint()), level <= PagedTree.maximumHeight else {
+            throw DecodeFailure("its table or level is out of range")
+        }
+        self.table = table
+        self.level = level
+        if level == 0 {
+            try decodeLeaf(&reader, type)
+        } else {
+            try decodeBranch(&reader, type)
+        }
+        guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes follow its body") }
+    }
+
+    private mutating func decodeLeaf(_ reader: inout ByteReader, _ type: PagedTableType) throws(DecodeFailure) {
+        var recordTotal = 0
+        if type == .keys {
+            let count = try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)
+            dataBlocks.reserveCapacity(count)
+            for _ in 0..<count {
+                let handle = try reader.readHandle()
+                guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= reader.remaining else {
+                    throw DecodeFailure("a data block's record count is not between 1 and the entries the block can hold")
+                }
+                recordTotal += records
+                dataBlocks.append(DataBlock(handle: handle, recordCount: records))
+            }
+        }
+        let groupCount = try reader.readCount(minimumItemSize: 2)
+        groups.reserveCapacity(groupCount)
+        groupEnds.reserveCapacity(groupCount)
+        for _ in 0..<groupCount {
+            let (group, count) = try Self.readGroupHead(&reader, type)
+            if let last = groups.last, PagedGroup.order(last, group) != .orderedAscending {
+                throw DecodeFailure("its groups are not in increasing order")
+            }
+            guard count >= 1, count <= reader.remaining else { throw DecodeFailure("a group declares \(count) entries, more than its bytes hold or none") }
+            var previous: UInt64?
+            for _ in 0..<count {
+                let entry = try Self.readEntry(&reader, after: previous)
+                entries.append(entry)
+                previous = entry.key
+            }
+            groups.append(group)
+            groupEnds.append(entries.count)
+        }
+        guard type != .keys || recordTotal == entries.count else {
+            throw DecodeFailure("its data blocks hold \(recordTotal) records but it lists \(entries.count) entries")
+        }
+    }
+
+    private static func readEntry(_ reader: inout ByteReader, after previous: UInt64?) throws(DecodeFailure) -> PagedEntry {
+        let word = try reader.readVarint()
+        let step = word >> stateBits
+        guard let state = PagedEntry.State(rawValue: UInt8(word & 3)) else {
+            throw DecodeFailure("an entry before byte \(reader.position) has the damage state 3")
+        }
+        guard let previous else {
+            guard step < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(reader.position) is not below 2^62") }
+            return PagedEntry(key: step, state: state)
+        }
+        // An older version repeats the key before it; anything else follows it.
+        guard (state == .olderVersion) == (step == 0) else {
+            throw DecodeFailure("an entry before byte \(reader.position) does not follow the one before it in order")
+        }
+        let (key, overflow) = previous.addingReportingOverflow(step)
+        guard !overflow, key < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(reader.position) is not below 2^62") }
+        return PagedEntry(key: key, state: state)
+    }
+
+    private static func readGroupHead(_ reader: inout ByteReader, _ type: PagedTableType) throws(DecodeFailure) -> (PagedGroup, Int) {
+        switch type {
+        case .keys:
+            guard let entity = Int(exactly: try reader.readVarint()), let count = Int(exactly: try reader.readVarint()) else {
+                throw DecodeFailure("a group's entity or count is out of range")
+            }
+            return (.entity(entity), count)
+        case .values:
+            let value = try reader.readValue()
+            let countAndCut = try reader.readVarint()
+            let cut = countAndCut & 1 == 1
+            guard PagedGroup.isValidIndexedValue(value, cut: cut), let count = Int(exactly: countAndCut >> 1) else {
+                throw DecodeFailure("a group's value before byte \(reader.position) is not one an index holds")
+            }
+            return (.value(value, cut: cut), count)
+        case .targets:
+            let target = try reader.readKey()
+            guard let count = Int(exactly: try reader.readVarint()) else { throw DecodeFailure("a group's count is out of range") }
+            return (.target(target), count)
+        }
+    }
+
+    private mutating func decodeBranch(_ reader: inout ByteReader, _ type: PagedTableType) throws(DecodeFailure) {
+        // Each child takes at least its group and key (2), count (1) and handle.
+        let count = try reader.readCount(minimumItemSize: 3 + FrameHandle.minimumEncodedSize)
+        guard count >= 1 else { throw DecodeFailure("it is a branch without children") }
+        children.reserveCapacity(count)
+        var total: UInt64 = 0
+        for _ in 0..<count {
+            let (group, key) = try Self.readFirst(&reader, type)
+            let entryCount = try reader.readVarint()
+            let handle = try reader.readHandle()
+            let (sum, overflow) = total.addingReportingOverflow(entryCount)
+            guard entryCount >= 1, !overflow else { throw DecodeFailure("a child's entry count is 0 or too large") }
+            total = sum
+            if let last = children.last, PagedGroup.order((last.group, last.key), (group, key)) != .orderedAscending {
+                throw DecodeFailure("its children are not in increasing order")
+            }
+            children.append(Child(group: group, key: key, entryCount: entryCount, handle: handle))
+        }
+    }
+
+    private static func readFirst(_ reader: inout ByteReader, _ type: PagedTableType) throws(DecodeFailure) -> (PagedGroup, UInt64) {
+        switch type {
+        case .keys:
+            guard let entity = Int(exactly: try reader.readVarint()) else { throw DecodeFailure("a child's entity is out of range") }
+            return (.entity(entity), try reader.readKey())
+        case .values:
+            let value = try reader.readValue()
+            let keyAndCut = try reader.readVarint()
+            let cut = keyAndCut & 1 == 1
+            guard PagedGroup.isValidIndexedValue(value, cut: cut), keyAndCut >> 1 < RecordID.keyLimit else {
+                throw DecodeFailure("a child's first value or key before byte \(reader.position) is not one an index holds")
+            }
+            return (.value(value, cut: cut), keyAndCut >> 1)
+        case .targets:
+            return (.target(try reader.readKey()), try reader.readKey())
+        }
+    }
+}

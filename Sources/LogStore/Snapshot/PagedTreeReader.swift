@@ -1,0 +1,166 @@
+// Finds entries in one paged table (FORMAT.md §13.5), reading blocks from
+// the top down and checking each against what its parent says of it.
+
+import Foundation
+
+/// Reads one table of one run through `load`, which reads and decodes the
+/// block a handle names (the frame checked against the handle) and may
+/// cache it.
+///
+/// Every block is checked against its parent before it is used: its run,
+/// table and level, its first entry, and how many entries it holds. A block
+/// that disagrees is damage, reported with its offset; nothing it says is
+/// used.
+struct PagedTreeReader: Sendable {
+    let tree: PagedTree
+    /// The store's path, for messages.
+    let path: String
+    let load: @Sendable (FrameHandle) throws(LogStoreError) -> PagedBlock
+
+    /// A position in the table, moving forward one entry at a time.
+    struct Cursor: Sendable {
+        fileprivate let reader: PagedTreeReader
+        /// The branches from the top down, and which child each is in.
+        fileprivate var path: [(block: PagedBlock, child: Int)] = []
+        fileprivate var leaf: PagedBlock?
+        fileprivate var index = 0
+
+        /// The entry at the cursor, and moves past it; nil past the last.
+        mutating func next() throws(LogStoreError) -> (group: PagedGroup, entry: PagedEntry)? {
+            while let leaf, index == leaf.entries.count {
+                try advanceLeaf()
+            }
+            guard let leaf else { return nil }
+            defer { index += 1 }
+            return (leaf.groups[leaf.group(ofEntry: index)], leaf.entries[index])
+        }
+
+        /// The entry at the cursor and where it is: its leaf and position.
+        mutating func peek() throws(LogStoreError) -> (leaf: PagedBlock, index: Int)? {
+            while let leaf, index == leaf.entries.count {
+                try advanceLeaf()
+            }
+            return leaf.map { ($0, index) }
+        }
+
+        /// Moves to the first entry of the next leaf, or past the end.
+        private mutating func advanceLeaf() throws(LogStoreError) {
+            leaf = nil
+            index = 0
+            while let (branch, popped) = path.popLast() {
+                let child = popped + 1
+                guard child < branch.children.count else { continue }
+                path.append((branch, child))
+                try descendFirst(from: branch.children[child], level: branch.level - 1)
+                return
+            }
+        }
+
+        /// Descends from `child` to its leftmost leaf.
+        fileprivate mutating func descendFirst(from child: PagedBlock.Child, level: Int) throws(LogStoreError) {
+            var block = try reader.block(child.handle, level: level, expected: child)
+            while !block.isLeaf {
+                path.append((block, 0))
+                block = try reader.block(block.children[0].handle, level: block.level - 1, expected: block.children[0])
+            }
+            leaf = block
+        }
+    }
+
+    /// A cursor at the first entry at or after (`group`, `key`).
+    func seek(_ group: PagedGroup, key: UInt64) throws(LogStoreError) -> Cursor {
+        var cursor = Cursor(reader: self)
+        var block = try top()
+        let target = (group: group, key: key)
+        while !block.isLeaf {
+            // The last child starting at or before the target; the first if none.
+            var low = 0, high = block.children.count
+            while low < high {
+                let middle = (low + high) / 2
+                let child = block.children[middle]
+                if PagedGroup.order((child.group, child.key), target) == .orderedDescending { high = middle } else { low = middle + 1 }
+            }
+            let chosen = max(low - 1, 0)
+            cursor.path.append((block, chosen))
+            block = try self.block(block.children[chosen].handle, level: block.level - 1, expected: block.children[chosen])
+        }
+        var low = 0, high = block.entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            let here = (group: block.groups[block.group(ofEntry: middle)], key: block.entries[middle].key)
+            if PagedGroup.order(here, target) == .orderedAscending { low = middle + 1 } else { high = middle }
+        }
+        cursor.leaf = block
+        cursor.index = low
+        return cursor
+    }
+
+    /// A cursor at the table's first entry.
+    func first() throws(LogStoreError) -> Cursor {
+        var cursor = Cursor(reader: self)
+        let top = try top()
+        if top.isLeaf {
+            cursor.leaf = top
+        } else {
+            cursor.path.append((top, 0))
+            try cursor.descendFirst(from: top.children[0], level: top.level - 1)
+        }
+        return cursor
+    }
+
+    /// Where a key directory holds `key` of entity `entity`: the data block,
+    /// the record's position in it, and the entry's state; nil when the run
+    /// has no entry for it. Of several versions, the newest (the first).
+    func locate(entity: Int, key: UInt64) throws(LogStoreError) -> (dataBlock: FrameHandle, record: Int, state: PagedEntry.State)? {
+        precondition(tree.type == .keys)
+        var cursor = try seek(.entity(entity), key: key)
+        guard let (leaf, index) = try cursor.peek(), leaf.entries[index].key == key,
+              case .entity(entity) = leaf.groups[leaf.group(ofEntry: index)] else { return nil }
+        var before = 0
+        for block in leaf.dataBlocks {
+            if index < before + block.recordCount { return (block.handle, index - before, leaf.entries[index].state) }
+            before += block.recordCount
+        }
+        // The leaf's record counts add up to its entries (checked when decoded).
+        throw damaged(leaf.dataBlocks.last?.handle.offset ?? tree.top.offset, "its data blocks do not cover its entries")
+    }
+
+    // MARK: - Checked blocks
+
+    private func top() throws(LogStoreError) -> PagedBlock {
+        let block = try load(tree.top)
+        try check(block, at: tree.top, level: tree.height)
+        guard block.entryCount == tree.entryCount else {
+            throw damaged(tree.top.offset, "it holds \(block.entryCount) entries where the root lists \(tree.entryCount)")
+        }
+        return block
+    }
+
+    /// The block `handle` names, checked against its parent's `expected` entry.
+    fileprivate func block(_ handle: FrameHandle, level: Int, expected: PagedBlock.Child) throws(LogStoreError) -> PagedBlock {
+        let block = try load(handle)
+        try check(block, at: handle, level: level)
+        guard block.entryCount == expected.entryCount else {
+            throw damaged(handle.offset, "it holds \(block.entryCount) entries where its parent lists \(expected.entryCount)")
+        }
+        guard let first = block.first, PagedGroup.order(first, (expected.group, expected.key)) == .orderedSame else {
+            throw damaged(handle.offset, "its first entry is not the one its parent lists")
+        }
+        return block
+    }
+
+    private func check(_ block: PagedBlock, at handle: FrameHandle, level: Int) throws(LogStoreError) {
+        guard block.run == tree.run, block.table == tree.table, block.level == level else {
+            throw damaged(handle.offset, "it says run \(block.run), table \(block.table), level \(block.level) where run \(tree.run), table \(tree.table), level \(level) was expected")
+        }
+    }
+
+    private func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError {
+        Self.damage(path: path, run: tree.run, offset: offset, reason: reason)
+    }
+
+    /// The error for an index block that cannot be used.
+    static func damage(path: String, run: UInt64, offset: UInt64, reason: String) -> LogStoreError {
+        LogStoreError(.corruptSnapshot, "the index block at offset \(offset) of run \(run) in \(path) is damaged: \(reason). The records it leads to cannot be found through it; open the store read-write with recoveryMode .salvage, or run \"logstore-tool recover \(path) --output NEW\", to rebuild its tables from the records (\"logstore-tool verify \(path)\" lists every damaged block)", path: path, offset: offset)
+    }
+}

@@ -1,0 +1,161 @@
+// Writes one paged table (FORMAT.md §13.5) as it is given its entries in
+// order: leaves as they fill, branches bottom-up, one open block per level,
+// so that writing a table of any size holds a few blocks in memory.
+
+/// Where a written table is: what a root lists for it (FORMAT.md §13.4).
+struct PagedTree: Sendable {
+    var type: PagedTableType
+    var run: UInt64
+    var table: Int
+    /// The top block's level: 0 when the table is one leaf.
+    var height: Int
+    var entryCount: UInt64
+    var top: FrameHandle
+
+    /// No tree is higher: a branch has at least two children, and a table
+    /// holds fewer than 2⁶⁴ entries.
+    static let maximumHeight = 64
+}
+
+/// Builds a paged table from its entries in the table's order.
+///
+/// Entries go to the open leaf until the next would take it past
+/// ``blockSize``; the full leaf is then handed to `write`, which appends it
+/// as a frame and returns its handle, and the leaf's first entry goes to the
+/// open branch one level up, which closes the same way. A key directory's
+/// leaf closes only between data blocks, since each data block belongs to
+/// one leaf.
+struct PagedTreeWriter {
+    let type: PagedTableType
+    let run: UInt64
+    let table: Int
+    /// The payload size a block is filled to (an entry may pass it).
+    let blockSize: Int
+    private let write: (PagedBlock) throws(LogStoreError) -> FrameHandle
+
+    private var leaf: PagedBlock
+    private var leafBytes = 0
+    private var previousKey: UInt64?
+    /// Open branches: `branches[i]` lists blocks of level `i` for a block of level `i + 1`.
+    private var branches: [[PagedBlock.Child]] = []
+    private var branchBytes: [Int] = []
+    private var last: (group: PagedGroup, key: UInt64)?
+    private(set) var entryCount: UInt64 = 0
+
+    init(type: PagedTableType, run: UInt64, table: Int, blockSize: Int, write: @escaping (PagedBlock) throws(LogStoreError) -> FrameHandle) {
+        self.type = type
+        self.run = run
+        self.table = table
+        self.blockSize = max(blockSize, 1)
+        self.write = write
+        leaf = PagedBlock(run: run, table: table, level: 0)
+    }
+
+    /// Adds the entry (`group`, `key`) of a secondary index or pointer table.
+    /// Entries must come in the table's order (``PagedGroup/order(_:_:)``).
+    mutating func append(_ group: PagedGroup, _ entry: PagedEntry) throws(LogStoreError) {
+        precondition(type != .keys, "a key directory takes its entries with their data blocks")
+        let size = entrySize(group, entry)
+        if !leaf.entries.isEmpty && leafBytes + size > blockSize {
+            try closeLeaf()
+            leafBytes += entrySize(group, entry)
+        } else {
+            leafBytes += size
+        }
+        add(group, entry)
+    }
+
+    /// Adds a data block of the key directory and its records' entries, in
+    /// order: `records` are (entity, entry) pairs.
+    mutating func append(dataBlock handle: FrameHandle, records: [(entity: Int, entry: PagedEntry)]) throws(LogStoreError) {
+        precondition(type == .keys && !records.isEmpty)
+        var share = handle.encodedSize + ByteWriter.varintSize(UInt64(records.count))
+        var shadowLast = last.map { (group: $0.group, key: $0.key) }
+        var openGroup = leaf.groups.last
+        for record in records {
+            let group = PagedGroup.entity(record.entity)
+            let continues = openGroup.map { PagedGroup.order($0, group) == .orderedSame } ?? false
+            share += continues ? PagedBlock.entrySize(record.entry, after: shadowLast?.key) : PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(record.entry, after: nil)
+            openGroup = group
+            shadowLast = (group, record.entry.key)
+        }
+        if !leaf.entries.isEmpty && leafBytes + share > blockSize {
+            try closeLeaf()
+            // The first group of a new leaf starts again: count it anew.
+            return try append(dataBlock: handle, records: records)
+        }
+        leafBytes += share
+        leaf.dataBlocks.append(PagedBlock.DataBlock(handle: handle, recordCount: records.count))
+        for record in records { add(.entity(record.entity), record.entry) }
+    }
+
+    /// Closes every open block and returns the table's tree.
+    mutating func finish() throws(LogStoreError) -> PagedTree {
+        if !leaf.entries.isEmpty || branches.isEmpty { try closeLeaf() }
+        var level = 0
+        while true {
+            if level == branches.count - 1 && branches[level].count == 1 {
+                let top = branches[level][0]
+                return PagedTree(type: type, run: run, table: table, height: level, entryCount: top.entryCount, top: top.handle)
+            }
+            try closeBranch(level)
+            level += 1
+        }
+    }
+
+    // MARK: - Filling blocks
+
+    private func entrySize(_ group: PagedGroup, _ entry: PagedEntry) -> Int {
+        if let open = leaf.groups.last, PagedGroup.order(open, group) == .orderedSame {
+            return PagedBlock.entrySize(entry, after: previousKey)
+        }
+        // A group's count may take more than one byte once it grows: two spare.
+        return PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil)
+    }
+
+    private mutating func add(_ group: PagedGroup, _ entry: PagedEntry) {
+        if let last { precondition(PagedGroup.order(last, (group, entry.key)) != .orderedDescending, "entries out of order") }
+        if let open = leaf.groups.last, PagedGroup.order(open, group) == .orderedSame {
+            leaf.groupEnds[leaf.groupEnds.count - 1] += 1
+        } else {
+            leaf.groups.append(group)
+            leaf.groupEnds.append(leaf.entries.count + 1)
+        }
+        leaf.entries.append(entry)
+        previousKey = entry.key
+        last = (group, entry.key)
+        entryCount += 1
+    }
+
+    private mutating func closeLeaf() throws(LogStoreError) {
+        let handle = try write(leaf)
+        let first = leaf.first ?? (type == .values ? .value(.null, cut: false) : type == .keys ? .entity(0) : .target(0), 0)
+        try addChild(PagedBlock.Child(group: first.group, key: first.key, entryCount: leaf.entryCount, handle: handle), at: 0)
+        leaf = PagedBlock(run: run, table: table, level: 0)
+        leafBytes = 0
+        previousKey = nil
+    }
+
+    private mutating func addChild(_ child: PagedBlock.Child, at level: Int) throws(LogStoreError) {
+        if branches.count == level {
+            branches.append([])
+            branchBytes.append(0)
+        }
+        let size = PagedBlock.childSize(child)
+        // A branch takes at least two children, so each level has fewer blocks.
+        if branches[level].count >= 2 && branchBytes[level] + size > blockSize {
+            try closeBranch(level)
+        }
+        branches[level].append(child)
+        branchBytes[level] += size
+    }
+
+    private mutating func closeBranch(_ level: Int) throws(LogStoreError) {
+        let children = branches[level]
+        branches[level] = []
+        branchBytes[level] = 0
+        let block = PagedBlock(run: run, table: table, level: level + 1, children: children)
+        let handle = try write(block)
+        try addChild(PagedBlock.Child(group: children[0].group, key: children[0].key, entryCount: block.entryCount, handle: handle), at: level + 1)
+    }
+}
