@@ -49,25 +49,35 @@ enum CompiledPredicate {
     static func valueTest(_ comparison: BoundComparison) -> ((StoredValue) -> Bool)? {
         guard comparison.modifier == .direct, case .constant(.value(let right)) = comparison.right else { return nil }
         let options = comparison.options
+        // Which orders of (value, constant) the operator accepts; a value
+        // that does not compare with the constant passes only `!=`.
+        let accepts: (ascending: Bool, same: Bool, descending: Bool, unordered: Bool)
         switch comparison.operator {
-        case .equal:
-            return { value in Comparing.equal(.value(value), .value(right), options) }
-        case .notEqual:
-            return { value in !Comparing.equal(.value(value), .value(right), options) }
-        case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            let accepted: [ComparisonResult] = switch comparison.operator {
-            case .less: [.orderedAscending]
-            case .lessOrEqual: [.orderedAscending, .orderedSame]
-            case .greater: [.orderedDescending]
-            default: [.orderedDescending, .orderedSame]
-            }
-            return { value in
-                guard let order = Comparing.order(value, right, options) else { return false }
-                return accepted.contains(order)
-            }
-        default:
-            return nil
+        case .equal: accepts = (false, true, false, false)
+        case .notEqual: accepts = (true, false, true, true)
+        case .less: accepts = (true, false, false, false)
+        case .lessOrEqual: accepts = (true, true, false, false)
+        case .greater: accepts = (false, false, true, false)
+        case .greaterOrEqual: accepts = (false, true, true, false)
+        default: return nil
         }
+        func accepted(_ order: ComparisonResult?) -> Bool {
+            switch order {
+            case .orderedAscending?: accepts.ascending
+            case .orderedSame?: accepts.same
+            case .orderedDescending?: accepts.descending
+            case nil: accepts.unordered
+            }
+        }
+        // An integer against an integer is StoredValue.order's integer case
+        // (Booleans as 0 and 1); a scan asks it of every record.
+        if options.isEmpty, let constant = right.integer {
+            return { value in
+                if let integer = value.integer { return accepted(StoredValue.compare(integer, constant)) }
+                return accepted(Comparing.order(value, right, options))
+            }
+        }
+        return { value in accepted(Comparing.order(value, right, options)) }
     }
 
     /// String operators against a constant: the constant is folded once,

@@ -88,6 +88,10 @@ struct SecondaryIndex: Sendable {
     /// How many entries `chunks` holds, stale ones included.
     private var chunkedCount = 0
     private var tail: [Entry] = []
+    /// How many entries at the start of the tail are in order: a settle
+    /// orders what saves appended, so that a read in value order (a sorted
+    /// list with a limit, after every save) does not sort the tail again.
+    private var orderedTailCount = 0
     /// Per record key, the generation of its current entry shifted left
     /// by one, with the low bit set while the record holds a value: one
     /// array, so that checking an entry costs one memory access.
@@ -155,11 +159,12 @@ struct SecondaryIndex: Sendable {
     /// by entry into its run, and runs are swept of stale entries in turn,
     /// so the work of a save is bounded by its own size, not the index's.
     mutating func settle() {
-        guard tail.count > tailLimit else { return }
+        guard tail.count > tailLimit else { return orderTail() }
         let moved = tail.count
         var recent = tail.filter(isCurrent)
         recent.sort(by: Self.precedes)
         tail = []
+        orderedTailCount = 0
         if recent.count * 8 >= chunkedCount {
             replaceChunks(with: merged(recent))
             return
@@ -175,6 +180,44 @@ struct SecondaryIndex: Sendable {
             budget -= sweepNextChunk()
             swept += 1
         }
+    }
+
+    /// Puts the entries saves appended to the tail in order among the rest:
+    /// a few by binary search, more by sorting them and merging, so that a
+    /// save's share stays in proportion to its own entries and the tail.
+    private mutating func orderTail() {
+        let added = tail.count - orderedTailCount
+        guard added > 0 else { return }
+        if added <= 8 {
+            for index in orderedTailCount..<tail.count {
+                let entry = tail[index]
+                var low = 0, high = index
+                while low < high {
+                    let middle = (low + high) / 2
+                    if Self.precedes(entry, tail[middle]) { high = middle } else { low = middle + 1 }
+                }
+                guard low < index else { continue }
+                for position in stride(from: index, to: low, by: -1) { tail[position] = tail[position - 1] }
+                tail[low] = entry
+            }
+        } else {
+            var new = Array(tail[orderedTailCount...])
+            new.sort(by: Self.precedes)
+            var merged: [Entry] = []
+            merged.reserveCapacity(tail.count)
+            var (old, next) = (0, 0)
+            while old < orderedTailCount || next < new.count {
+                if next == new.count || (old < orderedTailCount && !Self.precedes(new[next], tail[old])) {
+                    merged.append(tail[old])
+                    old += 1
+                } else {
+                    merged.append(new[next])
+                    next += 1
+                }
+            }
+            tail = merged
+        }
+        orderedTailCount = tail.count
     }
 
     /// Entries examined for stale ones per entry a settle moves into the runs.
@@ -420,7 +463,7 @@ struct SecondaryIndex: Sendable {
     /// increasing order, until it returns false.
     func forEachGroup(ascending: Bool, _ body: (StoredValue, [UInt64]) -> Bool) {
         var recent = tail.filter(isCurrent)
-        recent.sort(by: Self.precedes)
+        if orderedTailCount < tail.count { recent.sort(by: Self.precedes) }
         // Two cursors, over the runs' entries and the recent ones, moving
         // in the direction asked for.
         var main = ascending ? Position(chunk: 0, offset: 0)

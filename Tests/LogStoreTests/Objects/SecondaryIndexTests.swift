@@ -61,8 +61,14 @@ struct SecondaryIndexTests {
                 index.set(key, new)
                 current[key] = new
             }
-            if step % 7 == 0 { index.settle() }
+            // Settles after runs of 1 to about 30 changes, so the tail takes
+            // new entries both one by one and by merging a sorted batch.
+            if random.next() % 9 == 0 { index.settle() }
             if step % 1_000 == 999 { check(step) }
+            if step % 1_000 == 500 {
+                index.settle()
+                check(step)
+            }
         }
         index.settle()
         check(6_000)
