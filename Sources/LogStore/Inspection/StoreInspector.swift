@@ -48,6 +48,11 @@ public struct SnapshotInfo: Sendable, Hashable, Codable {
     public var storedBytes: UInt64
     /// Its records' raw (uncompressed) size.
     public var rawBytes: UInt64
+    /// Its index frame's payload as stored, and raw: the part of a snapshot
+    /// that grows with the records and must fit one frame (256 MiB) in
+    /// format version 4.
+    public var indexStoredBytes: UInt64
+    public var indexRawBytes: UInt64
 }
 
 /// One problem ``StoreInspector/verify(path:)`` found.
@@ -105,7 +110,8 @@ public enum StoreInspector {
                     snapshotSequence = index.sequence
                     snapshot = SnapshotInfo(
                         sequence: index.sequence, records: Dictionary(uniqueKeysWithValues: index.entities.map { ($0.name, $0.keys.count) }),
-                        blocks: index.blocks.count, storedBytes: start, rawBytes: index.blocks.reduce(0) { $0 + UInt64($1.rawSize) })
+                        blocks: index.blocks.count, storedBytes: start, rawBytes: index.blocks.reduce(0) { $0 + UInt64($1.rawSize) },
+                        indexStoredBytes: UInt64(frame.storedSize), indexRawBytes: UInt64(frame.rawSize))
                 } catch {
                     snapshotDamage = error.message
                     start = size

@@ -96,7 +96,8 @@ struct PeopleAtSize {
             logStoreResidentPerRecord: Double(logStoreOpen.result.residentBytes ?? 0) / Double(size),
             sqliteResidentPerRecord: Double(sqliteOpen.result.residentBytes ?? 0) / Double(size),
             logStoreFilePerRecord: fileSize(storePath) / Double(size),
-            sqliteFilePerRecord: fileSize(sqlitePath) / Double(size))
+            sqliteFilePerRecord: fileSize(sqlitePath) / Double(size),
+            logStoreIndexFramePerRecord: Double(try StoreInspector.info(path: storePath).snapshot?.indexRawBytes ?? 0) / Double(size))
     }
 
     /// A new process opening each file and running its first query, SQLite

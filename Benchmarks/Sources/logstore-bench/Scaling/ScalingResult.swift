@@ -116,6 +116,9 @@ struct MemoryRow: Encodable, Sendable {
     /// File bytes per record.
     var logStoreFilePerRecord: Double
     var sqliteFilePerRecord: Double
+    /// Raw bytes of LogStore's snapshot index frame per record: one frame
+    /// of at most 256 MiB in format 4, so it says where compaction stops.
+    var logStoreIndexFramePerRecord: Double
 }
 
 /// A size the run left out or could not finish, and why.

@@ -37,9 +37,9 @@ extension ScalingReport {
                 [row.size.formatted(),
                  Self.bytes(Double(row.logStorePeakInsert)), Self.bytes(Double(row.sqlitePeakInsert)),
                  formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
-                 formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord)]
+                 formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord), formatted(row.logStoreIndexFramePerRecord)]
             }
-            let header = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec"]
+            let header = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index frame B/rec"]
             lines += Self.columns([header] + table).map { "    " + $0 }
         }
         lines += notes.map { "  note: \($0)" }
