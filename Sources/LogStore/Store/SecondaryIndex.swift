@@ -88,10 +88,6 @@ struct SecondaryIndex: Sendable {
     /// How many entries `chunks` holds, stale ones included.
     private var chunkedCount = 0
     private var tail: [Entry] = []
-    /// How many entries at the start of the tail are in order: a settle
-    /// orders what saves appended, so that a read in value order (a sorted
-    /// list with a limit, after every save) does not sort the tail again.
-    private var orderedTailCount = 0
     /// Per record key, the generation of its current entry shifted left
     /// by one, with the low bit set while the record holds a value: one
     /// array, so that checking an entry costs one memory access.
@@ -159,12 +155,11 @@ struct SecondaryIndex: Sendable {
     /// by entry into its run, and runs are swept of stale entries in turn,
     /// so the work of a save is bounded by its own size, not the index's.
     mutating func settle() {
-        guard tail.count > tailLimit else { return orderTail() }
+        guard tail.count > tailLimit else { return }
         let moved = tail.count
         var recent = tail.filter(isCurrent)
         recent.sort(by: Self.precedes)
         tail = []
-        orderedTailCount = 0
         if recent.count * 8 >= chunkedCount {
             replaceChunks(with: merged(recent))
             return
@@ -180,44 +175,6 @@ struct SecondaryIndex: Sendable {
             budget -= sweepNextChunk()
             swept += 1
         }
-    }
-
-    /// Puts the entries saves appended to the tail in order among the rest:
-    /// a few by binary search, more by sorting them and merging, so that a
-    /// save's share stays in proportion to its own entries and the tail.
-    private mutating func orderTail() {
-        let added = tail.count - orderedTailCount
-        guard added > 0 else { return }
-        if added <= 8 {
-            for index in orderedTailCount..<tail.count {
-                let entry = tail[index]
-                var low = 0, high = index
-                while low < high {
-                    let middle = (low + high) / 2
-                    if Self.precedes(entry, tail[middle]) { high = middle } else { low = middle + 1 }
-                }
-                guard low < index else { continue }
-                for position in stride(from: index, to: low, by: -1) { tail[position] = tail[position - 1] }
-                tail[low] = entry
-            }
-        } else {
-            var new = Array(tail[orderedTailCount...])
-            new.sort(by: Self.precedes)
-            var merged: [Entry] = []
-            merged.reserveCapacity(tail.count)
-            var (old, next) = (0, 0)
-            while old < orderedTailCount || next < new.count {
-                if next == new.count || (old < orderedTailCount && !Self.precedes(new[next], tail[old])) {
-                    merged.append(tail[old])
-                    old += 1
-                } else {
-                    merged.append(new[next])
-                    next += 1
-                }
-            }
-            tail = merged
-        }
-        orderedTailCount = tail.count
     }
 
     /// Entries examined for stale ones per entry a settle moves into the runs.
@@ -351,7 +308,7 @@ struct SecondaryIndex: Sendable {
         states[entry.key] == entry.generation
     }
 
-    private static func precedes(_ a: Entry, _ b: Entry) -> Bool {
+    static func precedes(_ a: Entry, _ b: Entry) -> Bool {
         switch StoredValue.sortOrder(a.value, b.value) {
         case .orderedAscending: true
         case .orderedDescending: false
@@ -462,13 +419,15 @@ struct SecondaryIndex: Sendable {
     /// when ascending, last when descending), the keys of one value in
     /// increasing order, until it returns false.
     func forEachGroup(ascending: Bool, _ body: (StoredValue, [UInt64]) -> Bool) {
-        var recent = tail.filter(isCurrent)
-        if orderedTailCount < tail.count { recent.sort(by: Self.precedes) }
+        // A read in order usually stops after a few groups (a sorted list
+        // with a limit, after every save), so the tail is made a heap, in
+        // linear time, and taken from as far as the read goes, instead of
+        // being sorted whole.
+        var recent = EntryHeap(tail.filter(isCurrent), ascending: ascending)
         // Two cursors, over the runs' entries and the recent ones, moving
         // in the direction asked for.
         var main = ascending ? Position(chunk: 0, offset: 0)
                              : Position(chunk: chunks.count - 1, offset: (chunks.last?.count ?? 0) - 1)
-        var other = ascending ? 0 : recent.count - 1
         let step = ascending ? 1 : -1
         func entry(_ position: Position) -> Entry? {
             chunks.indices.contains(position.chunk) ? chunks[position.chunk][position.offset] : nil
@@ -482,10 +441,9 @@ struct SecondaryIndex: Sendable {
                 position.offset = position.chunk >= 0 ? chunks[position.chunk].count - 1 : 0
             }
         }
-        func recentEntry(_ position: Int) -> Entry? { recent.indices.contains(position) ? recent[position] : nil }
         while true {
             while let candidate = entry(main), !isCurrent(candidate) { advance(&main) }
-            let fromRuns = entry(main), fromRecent = recentEntry(other)
+            let fromRuns = entry(main), fromRecent = recent.first
             guard fromRuns != nil || fromRecent != nil else { return }
             let takeMain: Bool
             if let fromRuns, let fromRecent {
@@ -499,17 +457,56 @@ struct SecondaryIndex: Sendable {
             let first = takeMain ? fromRuns! : fromRecent!
             let value = first.value
             var keys = [first.key]
-            if takeMain { advance(&main) } else { other += step }
+            if takeMain { advance(&main) } else { recent.removeFirst() }
             while let next = entry(main), StoredValue.sortOrder(next.value, value) == .orderedSame {
                 if isCurrent(next) { keys.append(next.key) }
                 advance(&main)
             }
-            while let next = recentEntry(other), StoredValue.sortOrder(next.value, value) == .orderedSame {
+            while let next = recent.first, StoredValue.sortOrder(next.value, value) == .orderedSame {
                 keys.append(next.key)
-                other += step
+                recent.removeFirst()
             }
             keys.sort()
             guard body(value, keys) else { return }
+        }
+    }
+}
+
+/// Entries taken smallest first (largest first when descending) by
+/// ``SecondaryIndex``'s order of (value, key): a binary heap, built in
+/// linear time, each removal logarithmic.
+private struct EntryHeap {
+    private var entries: [SecondaryIndex.Entry]
+    private let ascending: Bool
+
+    init(_ entries: [SecondaryIndex.Entry], ascending: Bool) {
+        self.entries = entries
+        self.ascending = ascending
+        for index in stride(from: entries.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
+    }
+
+    var first: SecondaryIndex.Entry? { entries.first }
+
+    mutating func removeFirst() {
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        siftDown(0)
+    }
+
+    private func before(_ a: Int, _ b: Int) -> Bool {
+        ascending ? SecondaryIndex.precedes(entries[a], entries[b]) : SecondaryIndex.precedes(entries[b], entries[a])
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            var chosen = parent
+            let left = 2 * parent + 1, right = left + 1
+            if left < entries.count && before(left, chosen) { chosen = left }
+            if right < entries.count && before(right, chosen) { chosen = right }
+            guard chosen != parent else { return }
+            entries.swapAt(parent, chosen)
+            parent = chosen
         }
     }
 }
