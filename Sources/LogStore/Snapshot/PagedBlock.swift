@@ -288,7 +288,8 @@ struct PagedBlock: Sendable {
             let (sum, overflow) = total.addingReportingOverflow(entryCount)
             guard entryCount >= 1, !overflow else { throw DecodeFailure("a child's entry count is 0 or too large") }
             total = sum
-            if let last = children.last, PagedGroup.order((last.group, last.key), (group, key)) != .orderedAscending {
+            // Equal firsts are children holding versions of one key.
+            if let last = children.last, PagedGroup.order((last.group, last.key), (group, key)) == .orderedDescending {
                 throw DecodeFailure("its children are not in increasing order")
             }
             children.append(Child(group: group, key: key, entryCount: entryCount, handle: handle))

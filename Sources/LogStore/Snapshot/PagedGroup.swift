@@ -34,30 +34,24 @@ enum PagedGroup: Sendable {
     /// The group `value` belongs to in a secondary index: the value itself,
     /// or its cut prefix when it is longer than ``longestWholeValue``.
     ///
-    /// A string is cut in its NFC form, back to a whole scalar (and further
-    /// while the prefix would not be NFC itself), so that the prefix sorts
-    /// as the strings holding it do.
+    /// A string is cut in its NFC form (the standard library's, as
+    /// ``StoredValue/compare(_:_:)-(String,String)`` compares), back to a
+    /// whole scalar, so that the prefix sorts as the strings holding it do.
     static func indexing(_ value: StoredValue) -> PagedGroup {
         switch value {
         case .data(let bytes) where bytes.count > longestWholeValue:
             return .value(.data(bytes.prefix(longestWholeValue)), cut: true)
         case .string(let text) where text.utf8.count > longestUnnormalizedValue:
-            let normal = text.precomposedStringWithCanonicalMapping
-            guard normal.utf8.count > longestWholeValue else { return .value(.string(normal), cut: false) }
-            var scalars = Substring(normal).unicodeScalars
-            var bytes = 0
-            var end = scalars.startIndex
-            for scalar in scalars {
-                let size = String(scalar).utf8.count
-                guard bytes + size <= longestWholeValue else { break }
-                bytes += size
-                end = scalars.index(after: end)
+            let normal = text._nfcCodeUnits
+            guard normal.count > longestWholeValue else {
+                return .value(text.utf8.count > longestWholeValue ? .string(String(decoding: normal, as: UTF8.self)) : value, cut: false)
             }
-            scalars = scalars[..<end]
-            while !scalars.isEmpty, String(scalars).precomposedStringWithCanonicalMapping != String(scalars) {
-                scalars = scalars.dropLast()
-            }
-            return .value(.string(String(scalars)), cut: true)
+            // Back to the start of the scalar the limit falls in. A prefix of
+            // an NFC string that ends between scalars is itself in NFC:
+            // composition and reordering within it are as they were.
+            var end = longestWholeValue
+            while normal[end] & 0xC0 == 0x80 { end -= 1 }
+            return .value(.string(String(decoding: normal[..<end], as: UTF8.self)), cut: true)
         default:
             return .value(value, cut: false)
         }
@@ -107,7 +101,7 @@ enum PagedGroup: Sendable {
     private static func startsWith(_ value: StoredValue, prefix: StoredValue) -> Bool {
         switch (value, prefix) {
         case (.string(let text), .string(let start)):
-            return text.precomposedStringWithCanonicalMapping.utf8.starts(with: start.utf8)
+            return text._nfcCodeUnits.starts(with: start.utf8)
         case (.data(let bytes), .data(let start)):
             return bytes.starts(with: start)
         default:
@@ -132,7 +126,7 @@ enum PagedGroup: Sendable {
         case .reference, .references: return false
         case .string(let text):
             guard cut || text.utf8.count > longestUnnormalizedValue else { return true }
-            let normal = text.precomposedStringWithCanonicalMapping.utf8
+            let normal = text._nfcCodeUnits
             guard normal.count <= longestWholeValue else { return false }
             return !cut || (!text.isEmpty && normal.elementsEqual(text.utf8))
         case .data(let bytes): return bytes.count <= longestWholeValue && (!cut || bytes.count == longestWholeValue)

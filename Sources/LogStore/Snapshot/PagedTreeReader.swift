@@ -44,7 +44,13 @@ struct PagedTreeReader: Sendable {
         }
 
         /// Moves to the first entry of the next leaf, or past the end.
+        ///
+        /// The next leaf must go on where this one ended: its first entry
+        /// after this one's last, or the same key's older version. Checking
+        /// each step keeps a crafted tree whose branches share blocks from
+        /// yielding entries twice, or a walk as long as the counts it claims.
         private mutating func advanceLeaf() throws(LogStoreError) {
+            let previous = leaf.flatMap { $0.entries.isEmpty ? nil : ($0.groups[$0.groups.count - 1], $0.entries[$0.entries.count - 1].key) }
             leaf = nil
             index = 0
             while let (branch, popped) = path.popLast() {
@@ -52,6 +58,12 @@ struct PagedTreeReader: Sendable {
                 guard child < branch.children.count else { continue }
                 path.append((branch, child))
                 try descendFirst(from: branch.children[child], level: branch.level - 1)
+                if let previous, let next = leaf, let first = next.first {
+                    let order = PagedGroup.order(previous, first)
+                    guard order == .orderedAscending || (order == .orderedSame && next.entries[0].state == .olderVersion) else {
+                        throw reader.damaged(branch.children[child].handle.offset, "its entries do not follow those of the block before it")
+                    }
+                }
                 return
             }
         }
@@ -73,12 +85,14 @@ struct PagedTreeReader: Sendable {
         var block = try top()
         let target = (group: group, key: key)
         while !block.isLeaf {
-            // The last child starting at or before the target; the first if none.
+            // The last child starting before the target (the first if none):
+            // a key's versions may run on from one block into the next, and
+            // the newest is the first of them.
             var low = 0, high = block.children.count
             while low < high {
                 let middle = (low + high) / 2
                 let child = block.children[middle]
-                if PagedGroup.order((child.group, child.key), target) == .orderedDescending { high = middle } else { low = middle + 1 }
+                if PagedGroup.order((child.group, child.key), target) == .orderedAscending { low = middle + 1 } else { high = middle }
             }
             let chosen = max(low - 1, 0)
             cursor.path.append((block, chosen))
@@ -155,7 +169,7 @@ struct PagedTreeReader: Sendable {
         }
     }
 
-    private func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError {
+    fileprivate func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError {
         Self.damage(path: path, run: tree.run, offset: offset, reason: reason)
     }
 

@@ -114,7 +114,11 @@ struct PagedTreeWriter {
     }
 
     private mutating func add(_ group: PagedGroup, _ entry: PagedEntry) {
-        if let last { precondition(PagedGroup.order(last, (group, entry.key)) != .orderedDescending, "entries out of order") }
+        precondition(entry.key < RecordID.keyLimit, "a key at or past 2^62")
+        if let last {
+            let order = PagedGroup.order(last, (group, entry.key))
+            precondition(order == .orderedAscending || (order == .orderedSame && entry.state == .olderVersion), "entries out of order")
+        }
         if let open = leaf.groups.last, PagedGroup.order(open, group) == .orderedSame {
             leaf.groupEnds[leaf.groupEnds.count - 1] += 1
         } else {
