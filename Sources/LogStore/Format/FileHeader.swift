@@ -13,15 +13,29 @@ public struct FileHeader: Hashable, Sendable {
     /// When the store was created, to the microsecond.
     public var createdAt: Date
     /// Where the snapshot index frame starts, or nil when the file holds no
-    /// snapshot (versions 2 and 3; FORMAT.md §11).
+    /// snapshot (versions 2 to 4; FORMAT.md §11).
     public var snapshotIndexOffset: UInt64?
+    /// Where the base root frame of a paged snapshot starts, or nil when
+    /// the file holds none (version 5; FORMAT.md §13.2).
+    public var snapshotRootOffset: UInt64?
 
-    init(storeID: UUID, createdAt: Date, snapshotIndexOffset: UInt64? = nil) {
-        writeVersion = FileLayout.currentVersion
-        readVersion = FileLayout.currentVersion
+    /// A header of `version`: ``FileLayout/createdVersion`` for a file
+    /// created empty or snapshotted in one index frame,
+    /// ``FileLayout/pagedSnapshotVersion`` for a paged snapshot's file.
+    init(storeID: UUID, createdAt: Date, version: UInt16 = FileLayout.createdVersion, snapshotIndexOffset: UInt64? = nil, snapshotRootOffset: UInt64? = nil) {
+        precondition(version >= FileLayout.pagedSnapshotVersion ? snapshotIndexOffset == nil : snapshotRootOffset == nil)
+        writeVersion = version
+        readVersion = version
         self.storeID = storeID
         self.createdAt = Date(timeIntervalSince1970: TimeInterval(Microseconds(createdAt)) / 1_000_000)
         self.snapshotIndexOffset = snapshotIndexOffset
+        self.snapshotRootOffset = snapshotRootOffset
+    }
+
+    /// Where the first frame after the header may start: at 64, or after
+    /// the anchor pages of a version 5 file (FORMAT.md §13.2).
+    var framesStart: UInt64 {
+        UInt64(readVersion >= FileLayout.pagedSnapshotVersion ? FileLayout.pagedFramesStart : FileLayout.headerSize)
     }
 
     /// The 64 bytes of the header.
@@ -33,7 +47,9 @@ public struct FileHeader: Hashable, Sendable {
         writer.appendFixed(UInt32(FileLayout.headerSize))
         withUnsafeBytes(of: storeID.uuid) { writer.append($0) }
         writer.appendFixed(Microseconds(createdAt))
-        if let snapshotIndexOffset { writer.appendFixed(snapshotIndexOffset) }
+        if let offset = snapshotIndexOffset ?? snapshotRootOffset {
+            writer.appendFixed(offset)
+        }
         writer.append(contentsOf: repeatElement(0, count: FileLayout.headerChecksumOffset - writer.count))
         let checksum = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
         writer.appendFixed(checksum)
@@ -81,8 +97,14 @@ public struct FileHeader: Hashable, Sendable {
             var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000))
             header.writeVersion = writeVersion
             header.readVersion = readVersion
-            // From version 3 a file without a snapshot holds 0 there.
-            if readVersion >= FileLayout.snapshotVersion && !(readVersion >= FileLayout.decimalVersion && snapshotOffset == 0) {
+            if readVersion >= FileLayout.pagedSnapshotVersion {
+                // The base root, or 0 in a file without a snapshot.
+                guard snapshotOffset == 0 || snapshotOffset >= UInt64(FileLayout.pagedFramesStart) else {
+                    throw LogStoreError(.corruptHeader, "the header of \(path) places its snapshot's root at offset \(snapshotOffset), before the first frame at \(FileLayout.pagedFramesStart); restore the file from a backup", path: path, offset: UInt64(FileLayout.snapshotOffsetField))
+                }
+                header.snapshotRootOffset = snapshotOffset == 0 ? nil : snapshotOffset
+            } else if readVersion >= FileLayout.snapshotVersion && !(readVersion >= FileLayout.decimalVersion && snapshotOffset == 0) {
+                // From version 3 a file without a snapshot holds 0 there.
                 guard snapshotOffset >= UInt64(FileLayout.headerSize) else {
                     throw LogStoreError(.corruptHeader, "the header of \(path) says the file starts with a snapshot but places its index at offset \(snapshotOffset), inside the header; restore the file from a backup", path: path, offset: UInt64(FileLayout.snapshotOffsetField))
                 }

@@ -7,12 +7,17 @@
 enum FileLayout {
     /// "LOGSTORE" in ASCII.
     static let magic: [UInt8] = Array("LOGSTORE".utf8)
-    /// The newest format this code reads and writes, and the version of
-    /// every file it creates: version 2 adds the snapshot (FORMAT.md §11),
-    /// version 3 the decimal value type (§5.2), version 4 the durable
-    /// distance in transaction frames (§3, §6) and self-describing snapshot
-    /// blocks (§11.2).
-    static let currentVersion: UInt16 = 4
+    /// The newest format this code reads and writes: version 2 adds the
+    /// snapshot (FORMAT.md §11), version 3 the decimal value type (§5.2),
+    /// version 4 the durable distance in transaction frames (§3, §6) and
+    /// self-describing snapshot blocks (§11.2), version 5 the paged
+    /// snapshot (§13).
+    static let currentVersion: UInt16 = 5
+    /// The version of every file this code creates empty, and of a
+    /// compaction's file written as one index frame: a version 5 file
+    /// starts its frames at ``pagedFramesStart``, which only a paged
+    /// snapshot's writer does yet (FORMAT.md §13).
+    static let createdVersion: UInt16 = 4
     /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
     /// The first version with decimal values; before it a Decimal
@@ -30,8 +35,15 @@ enum FileLayout {
     /// index says of every block (FORMAT.md §11.2), so that a damaged index
     /// can be rebuilt from them.
     static let selfDescribingBlockVersion: UInt16 = 4
-    /// Where a version 2 header keeps the offset of the snapshot index frame.
+    /// The first version whose snapshot is paged (FORMAT.md §13): its
+    /// header names a root frame, not an index frame.
+    static let pagedSnapshotVersion: UInt16 = 5
+    /// Where a version 2 header keeps the offset of the snapshot index
+    /// frame, and a version 5 header the base root's (FORMAT.md §13.2).
     static let snapshotOffsetField = 40
+    /// Where the frames of a version 5 file start: after the header's page
+    /// and the two anchor pages (FORMAT.md §13.2).
+    static let pagedFramesStart = 0x3000
     /// The size of the file header, in bytes.
     static let headerSize = 64
     /// Where the header's CRC32C sits: it covers the bytes before it.

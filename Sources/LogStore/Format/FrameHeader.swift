@@ -8,14 +8,26 @@ public enum FrameKind: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case transaction = 1
     /// Live records of a snapshot, sorted (FORMAT.md §11.2).
     case snapshotBlock = 2
-    /// A snapshot's directory and indexes (FORMAT.md §11.3).
+    /// A snapshot's directory and indexes (FORMAT.md §11.3), versions 2–4.
     case snapshotIndex = 3
+    /// One block of a paged table: a key directory, secondary index or
+    /// relationship's pointers (FORMAT.md §13.5), version 5.
+    case indexBlock = 4
+    /// The names, model and dictionary a paged snapshot's runs are read
+    /// with (FORMAT.md §13.4), version 5.
+    case catalog = 5
+    /// The top of a paged snapshot: its runs and their tables (FORMAT.md
+    /// §13.4), version 5.
+    case root = 6
 
     public var description: String {
         switch self {
         case .transaction: "transaction"
         case .snapshotBlock: "snapshot block"
         case .snapshotIndex: "snapshot index"
+        case .indexBlock: "index block"
+        case .catalog: "catalog"
+        case .root: "root"
         }
     }
 }

@@ -39,7 +39,7 @@ public enum ContentMutation {
             switch content.frames[frame].kind {
             case .transaction: content.mutateTransaction(frame, choose)
             case .snapshotIndex: keepsDirectory = content.mutateIndex(frame, choose) || keepsDirectory
-            case .snapshotBlock: content.spliceNumber(into: frame, choose)
+            case .snapshotBlock, .indexBlock, .catalog, .root: content.spliceNumber(into: frame, choose)
             }
         }
         return content.encoded(fixingDirectory: !keepsDirectory)

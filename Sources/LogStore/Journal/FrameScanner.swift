@@ -82,8 +82,10 @@ struct FrameScanner {
     ///
     /// `start` and `lastSequence` let a verifier resume after damage at the
     /// next valid frame; frame numbers then count from `firstNumber`.
+    /// Without `checksSequence`, frames need not number themselves one
+    /// after another (a paged snapshot's run, FORMAT.md §13.3).
     mutating func scan(
-        from start: UInt64 = UInt64(FileLayout.headerSize), lastSequence: UInt64? = nil, firstNumber: Int = 1,
+        from start: UInt64 = UInt64(FileLayout.headerSize), lastSequence: UInt64? = nil, firstNumber: Int = 1, checksSequence: Bool = true,
         _ body: (ScannedFrame, UnsafeRawBufferPointer) throws(DecodeFailure) -> Void
     ) throws(LogStoreError) -> ScanSummary {
         var summary = ScanSummary()
@@ -136,7 +138,7 @@ struct FrameScanner {
                     outcome = .damage(offset: offset, frameNumber: number, reason: "the frame's checksum matches but it \(describe(problem))")
                     return
                 }
-                if let last = summary.lastSequence, parsed.sequence != last &+ 1 {
+                if checksSequence, let last = summary.lastSequence, parsed.sequence != last &+ 1 {
                     outcome = .damage(offset: offset, frameNumber: number, reason: "the frame has sequence number \(parsed.sequence) where \(last &+ 1) must follow")
                     return
                 }

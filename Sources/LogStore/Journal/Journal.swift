@@ -131,8 +131,8 @@ public final class Journal: Sendable {
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?
         var origin = TailOrigin(file: file)
-        if let indexOffset = header.snapshotIndexOffset {
-            let opened = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity)
+        origin.start = header.framesStart
+        if let opened = try SnapshotFile.open(file, header: header, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity) {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
@@ -276,7 +276,7 @@ public final class Journal: Sendable {
     @discardableResult
     public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
         if header.readVersion < FileLayout.decimalVersion, changes.contains(where: \.holdsDecimal) {
-            throw LogStoreError(.unsupportedFormatVersion, "\(path) is a format version \(header.readVersion) file, which has no decimal values and whose readers would misread one; compact it first (logstore-tool compact), which rewrites it as version \(FileLayout.currentVersion)", path: path, offset: 10)
+            throw LogStoreError(.unsupportedFormatVersion, "\(path) is a format version \(header.readVersion) file, which has no decimal values and whose readers would misread one; compact it first (logstore-tool compact), which rewrites it as version \(FileLayout.createdVersion) or later", path: path, offset: 10)
         }
         return try append(changes, at: Date())
     }

@@ -61,6 +61,10 @@ public struct JournalOptions: Sendable, Hashable {
     /// The most memory, in bytes, that decoded snapshot blocks may take;
     /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
     public var blockCacheCapacity: Int?
+    /// How compactions lay out their snapshot: one index frame (format
+    /// version 4) until every tool reads the paged layout (version 5,
+    /// FORMAT.md §13), which tests choose here.
+    var snapshotFormat = SnapshotFormat.indexFrame
 
     /// Creates options; every parameter has the safe default.
     public init(

@@ -31,13 +31,36 @@ struct BlockContext: Sendable, Equatable {
         writer.appendVarint(UInt64(entities.count))
         for entity in entities {
             writer.appendLengthPrefixed(entity.name)
-            writer.appendVarint(UInt64(entity.slots.count))
-            for (slot, destination) in zip(entity.slots, entity.destinations) {
-                writer.appendLengthPrefixed(slot)
-                writer.appendVarint(destination.map { UInt64($0) + 1 } ?? 0)
-            }
+            Self.appendSlots(entity.slots, entity.destinations, to: &writer)
             writer.appendVarint(entity.nextKey)
         }
+    }
+
+    /// An entity's slots, each with its destination (0 for an attribute,
+    /// else the destination entity's position plus one): as a context lists
+    /// them, and a catalog (FORMAT.md §13.4).
+    static func appendSlots(_ slots: [String], _ destinations: [Int?], to writer: inout ByteWriter) {
+        writer.appendVarint(UInt64(slots.count))
+        for (slot, destination) in zip(slots, destinations) {
+            writer.appendLengthPrefixed(slot)
+            writer.appendVarint(destination.map { UInt64($0) + 1 } ?? 0)
+        }
+    }
+
+    /// Reads what ``appendSlots(_:_:to:)`` writes for entity `name`, each
+    /// destination checked against the `entityCount` entities listed.
+    static func readSlots(_ reader: inout ByteReader, of name: String, entityCount: Int) throws(DecodeFailure) -> (slots: [String], destinations: [Int?]) {
+        let slotCount = try reader.readCount(minimumItemSize: 2)
+        var slots: [String] = [], destinations: [Int?] = []
+        for _ in 0..<slotCount {
+            slots.append(try reader.readString())
+            let destination = try reader.readVarint()
+            guard destination <= UInt64(entityCount) else {
+                throw DecodeFailure("slot \(slots.last ?? "") of \(name) points to entity #\(destination - 1), but \(entityCount) are listed")
+            }
+            destinations.append(destination == 0 ? nil : Int(destination - 1))
+        }
+        return (slots, destinations)
     }
 
     /// Decodes a context, checking every count against the bytes left and
@@ -49,16 +72,7 @@ struct BlockContext: Sendable, Equatable {
         entities = []
         for _ in 0..<entityCount {
             let name = try reader.readString()
-            let slotCount = try reader.readCount(minimumItemSize: 2)
-            var slots: [String] = [], destinations: [Int?] = []
-            for _ in 0..<slotCount {
-                slots.append(try reader.readString())
-                let destination = try reader.readVarint()
-                guard destination <= UInt64(entityCount) else {
-                    throw DecodeFailure("slot \(slots.last ?? "") of \(name) points to entity #\(destination - 1), but the context lists \(entityCount)")
-                }
-                destinations.append(destination == 0 ? nil : Int(destination - 1))
-            }
+            let (slots, destinations) = try Self.readSlots(&reader, of: name, entityCount: entityCount)
             entities.append(Entity(name: name, slots: slots, destinations: destinations, nextKey: try reader.readVarint()))
         }
     }

@@ -43,6 +43,15 @@ struct PagedTreeReader: Sendable {
             return leaf.map { ($0, index) }
         }
 
+        /// The leaf at the cursor, whole, and moves to the next leaf's
+        /// first entry; nil past the last.
+        mutating func nextLeaf() throws(LogStoreError) -> PagedBlock? {
+            guard let current = leaf else { return nil }
+            index = current.entries.count
+            try advanceLeaf()
+            return current
+        }
+
         /// Moves to the first entry of the next leaf, or past the end.
         ///
         /// The next leaf must go on where this one ended: its first entry

@@ -33,7 +33,10 @@ final class SnapshotBlock: Sendable {
     ///
     /// A block of format version 4 (`hasContext`) starts with its context;
     /// `slotCounts` nil takes the slot counts from it (a rebuild of the index).
-    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool) throws(DecodeFailure) {
+    /// A block of a paged snapshot (`paged`, FORMAT.md §13.5) gives each
+    /// record's length plus one, 0 marking a tombstone, and may repeat a key
+    /// for its older versions, newest first.
+    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false) throws(DecodeFailure) {
         var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
         var starts: [Int] = [], ends: [Int] = []
         var context: BlockContext?
@@ -43,19 +46,39 @@ final class SnapshotBlock: Sendable {
             guard let slotCounts = slotCounts ?? context?.entities.map(\.slots.count) else {
                 throw DecodeFailure("the block says nothing of its entities, and no index does")
             }
-            var previous: (entity: Int, key: UInt64)?
+            var previous: (entity: Int, key: UInt64, version: UInt64)?
             while !reader.isAtEnd {
                 let entity = Int(clamping: try reader.readVarint())
                 guard entity < slotCounts.count else {
                     throw DecodeFailure("record \(keys.count + 1) names entity #\(entity), but the snapshot has \(slotCounts.count)")
                 }
                 let key = try reader.readVarint()
-                if let previous, (previous.entity, previous.key) >= (entity, key) {
-                    throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) is out of order")
-                }
-                previous = (entity, key)
                 let version = try reader.readVarint()
-                let values = try reader.readLengthPrefixed()
+                if let previous {
+                    let order = (previous.entity, previous.key) < (entity, key) ? 1 : (previous.entity, previous.key) == (entity, key) ? 0 : -1
+                    guard order > 0 || (paged && order == 0 && version < previous.version) else {
+                        throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) is out of order")
+                    }
+                }
+                previous = (entity, key, version)
+                let values: UnsafeRawBufferPointer
+                if paged {
+                    let length = try reader.readVarint()
+                    if length == 0 {
+                        entities.append(entity)
+                        keys.append(key)
+                        versions.append(version)
+                        starts.append(Self.tombstone)
+                        ends.append(reader.position)
+                        continue
+                    }
+                    guard length - 1 <= UInt64(reader.remaining) else {
+                        throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) declares \(length - 1) bytes of values, past the end of the block")
+                    }
+                    values = try reader.readBytes(count: Int(length - 1))
+                } else {
+                    values = try reader.readLengthPrefixed()
+                }
                 var valueReader = ByteReader(values)
                 var slots = 0
                 while !valueReader.isAtEnd {
@@ -89,17 +112,35 @@ final class SnapshotBlock: Sendable {
     }
 
     /// ``withValues(at:_:)`` for the record with `key`, which the index
-    /// placed at `slot`; nil if the block holds another record there.
+    /// placed at `slot`; nil if the block holds another record there, or
+    /// that key's tombstone.
     func withValues<Result>(at slot: Int, key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        guard slot < keys.count, keys[slot] == key else { return nil }
+        guard slot < keys.count, keys[slot] == key, !isTombstone(slot) else { return nil }
         return withValues(at: slot, body)
     }
 
-    /// Appends one record to a block's raw payload.
-    static func append(entity: Int, key: UInt64, version: UInt64, values: UnsafeRawBufferPointer, to writer: inout ByteWriter) {
+    /// Whether the record at `slot` is a tombstone (FORMAT.md §13.5): the
+    /// key deleted as of its version, with no values.
+    func isTombstone(_ slot: Int) -> Bool { starts[slot] == Self.tombstone }
+
+    /// Where a tombstone's values would start: it has none.
+    private static let tombstone = -1
+
+    /// Appends one record to a block's raw payload; in a paged snapshot's
+    /// block (`paged`) its length is one more, and nil values are a tombstone.
+    static func append(entity: Int, key: UInt64, version: UInt64, values: UnsafeRawBufferPointer?, paged: Bool = false, to writer: inout ByteWriter) {
         writer.appendVarint(UInt64(entity))
         writer.appendVarint(key)
         writer.appendVarint(version)
-        writer.appendLengthPrefixed(values)
+        guard paged else {
+            writer.appendLengthPrefixed(values ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            return
+        }
+        guard let values else {
+            writer.appendVarint(0)
+            return
+        }
+        writer.appendVarint(UInt64(values.count) + 1)
+        writer.append(values)
     }
 }

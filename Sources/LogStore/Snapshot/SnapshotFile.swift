@@ -27,6 +27,8 @@ final class SnapshotFile: Sendable {
     let directory: [SnapshotIndex.Block]
     /// What every block repeats of the index (format version 4 on).
     let blockContext: BlockContext?
+    /// Whether its blocks are a paged snapshot's (format version 5).
+    let isPaged: Bool
     /// The size of everything before the journal tail: header, blocks, index.
     var byteCount: UInt64 { tailStart }
     /// The blocks' raw sizes added up: the live records when the snapshot
@@ -40,7 +42,7 @@ final class SnapshotFile: Sendable {
     /// checked every checksum). Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
 
-    private init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
+    init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
         sequence = index.sequence
         self.tailStart = tailStart
         entityNames = index.entities.map(\.name)
@@ -48,6 +50,7 @@ final class SnapshotFile: Sendable {
         directory = index.blocks
         rawBlockBytes = index.blocks.reduce(0) { $0 + Int($1.rawSize) }
         blockContext = index.blockContext
+        isPaged = index.isPaged
         self.file = file
         cache = BlockCache(capacity: cacheCapacity)
     }
@@ -56,6 +59,19 @@ final class SnapshotFile: Sendable {
 
     /// The store file is now named `path` (see ``FileIO/didMove(to:)``).
     func didMove(to path: String) { file.didMove(to: path) }
+
+    /// Opens the snapshot `header` names in `journalFile`: an index frame's
+    /// (format versions 2 to 4) or a paged one's (version 5); nil when the
+    /// file holds none.
+    static func open(_ journalFile: any FileIO, header: FileHeader, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex)? {
+        if let rootOffset = header.snapshotRootOffset {
+            return try openPaged(journalFile, rootOffset: rootOffset, fileSize: fileSize, cacheCapacity: cacheCapacity)
+        }
+        if let indexOffset = header.snapshotIndexOffset {
+            return try open(journalFile, indexOffset: indexOffset, fileSize: fileSize, cacheCapacity: cacheCapacity)
+        }
+        return nil
+    }
 
     /// Opens the snapshot whose index frame is at `indexOffset` of `journalFile`,
     /// checking the index and every block's checksum.
@@ -175,7 +191,7 @@ final class SnapshotFile: Sendable {
 
     /// Reads and decodes block `number` (0-based), bypassing the cache.
     func readBlock(_ number: Int) throws(LogStoreError) -> SnapshotBlock {
-        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, in: file)
+        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, paged: isPaged, in: file)
         decodedBlocks.add(1, ordering: .relaxed)
         return block
     }
@@ -183,8 +199,9 @@ final class SnapshotFile: Sendable {
     /// Reads block `number` (0-based) of `directory` from `file` and checks
     /// all of it: the frame, every record against the directory and the
     /// entities' slot counts, and the context the block starts with, if
-    /// `context` says it has one, against it.
-    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
+    /// `context` says it has one, against it. A paged snapshot's block
+    /// (`paged`) numbers its records' lengths from one (FORMAT.md §13.5).
+    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, paged: Bool = false, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
         let frame: (FrameHeader, [UInt8])
@@ -196,9 +213,13 @@ final class SnapshotFile: Sendable {
             throw damaged("it is not the block the directory lists there")
         }
         do throws(DecodeFailure) {
-            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil)
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged)
             if let context, block.context.map(context.agrees) != true {
                 throw DecodeFailure("the context it starts with is not what the index says")
+            }
+            // A tombstone the key directory lists as live would read as a record.
+            if paged, let slot = (0..<block.count).first(where: { block.isTombstone($0) && !entry.skipped.contains($0) }) {
+                throw DecodeFailure("its record \(slot + 1) is a tombstone where the key directory lists a live record")
             }
             guard block.count == entry.recordCount, block.entities.first == entry.firstEntity, block.keys.first == entry.firstKey,
                   block.entities.last == entry.lastEntity, block.keys.last == entry.lastKey else {

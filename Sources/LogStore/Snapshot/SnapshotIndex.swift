@@ -35,6 +35,9 @@ struct SnapshotIndex: Sendable, Equatable {
         var firstKey: UInt64
         var lastEntity: Int
         var lastKey: UInt64
+        /// The positions of records that are not live, increasing: in a
+        /// paged snapshot, tombstones and older versions (FORMAT.md §13.5).
+        var skipped: [Int] = []
 
         var frameSize: UInt64 { UInt64(FrameLayout.headerSize) + UInt64(storedSize) }
     }
@@ -76,6 +79,9 @@ struct SnapshotIndex: Sendable, Equatable {
     /// Whether its blocks start with a ``BlockContext`` (format version 4
     /// on): said by the file's header, not by the index payload.
     var blocksHaveContext = false
+    /// Whether it was read from a paged snapshot (format version 5), whose
+    /// blocks give each record's length plus one (FORMAT.md §13.5).
+    var isPaged = false
 
     var recordCount: Int { entities.reduce(0) { $0 + $1.keys.count } }
 
@@ -91,9 +97,7 @@ struct SnapshotIndex: Sendable, Equatable {
         var writer = ByteWriter(capacity: 1024 + recordCount * 2)
         writer.appendVarint(sequence)
         writer.appendVarint(UInt64(blockSize))
-        schema.withUnsafeBytes { writer.appendLengthPrefixed($0) }
-        (dictionary ?? []).withUnsafeBytes { writer.appendLengthPrefixed($0) }
-        Self.appendStrings(symbols, to: &writer)
+        Self.appendSchemaDictionaryNames(schema, dictionary, symbols, to: &writer)
         writer.appendVarint(UInt64(entities.count))
         for entity in entities {
             writer.appendLengthPrefixed(entity.name)
@@ -160,18 +164,7 @@ struct SnapshotIndex: Sendable, Equatable {
         var reader = ByteReader(raw)
         sequence = try reader.readVarint()
         blockSize = Int(clamping: try reader.readVarint())
-        schema = Array(try reader.readLengthPrefixed())
-        let dictionary = try reader.readLengthPrefixed()
-        if !dictionary.isEmpty {
-            guard dictionary.count <= FrameLayout.maxDictionarySize else {
-                throw DecodeFailure("the store dictionary has \(dictionary.count) bytes, over \(FrameLayout.maxDictionarySize)")
-            }
-            self.dictionary = Array(dictionary)
-        }
-        symbols = try Self.readStrings(&reader)
-        guard Set(symbols).count == symbols.count, !symbols.contains("") else {
-            throw DecodeFailure("the name table repeats a name or holds an empty one")
-        }
+        (schema, dictionary, symbols) = try Self.readSchemaDictionaryNames(&reader)
 
         let entityCount = try reader.readCount()
         for _ in 0..<entityCount {
@@ -236,6 +229,30 @@ struct SnapshotIndex: Sendable, Equatable {
             self.pointers.append(pointers)
         }
         guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes follow the index's last section") }
+    }
+
+    /// What the frames after a snapshot depend on: the recorded model, the
+    /// store dictionary (empty when none) and the name table, as an index
+    /// (FORMAT.md §11.3) and a catalog (§13.4) hold them.
+    static func appendSchemaDictionaryNames(_ schema: [UInt8], _ dictionary: [UInt8]?, _ symbols: [String], to writer: inout ByteWriter) {
+        schema.withUnsafeBytes { writer.appendLengthPrefixed($0) }
+        (dictionary ?? []).withUnsafeBytes { writer.appendLengthPrefixed($0) }
+        appendStrings(symbols, to: &writer)
+    }
+
+    /// Reads what ``appendSchemaDictionaryNames(_:_:_:to:)`` writes: the
+    /// dictionary within its limit, the names distinct and not empty.
+    static func readSchemaDictionaryNames(_ reader: inout ByteReader) throws(DecodeFailure) -> (schema: [UInt8], dictionary: [UInt8]?, symbols: [String]) {
+        let schema = Array(try reader.readLengthPrefixed())
+        let dictionary = try reader.readLengthPrefixed()
+        guard dictionary.count <= FrameLayout.maxDictionarySize else {
+            throw DecodeFailure("the store dictionary has \(dictionary.count) bytes, over \(FrameLayout.maxDictionarySize)")
+        }
+        let symbols = try readStrings(&reader)
+        guard Set(symbols).count == symbols.count, !symbols.contains("") else {
+            throw DecodeFailure("the name table repeats a name or holds an empty one")
+        }
+        return (schema, dictionary.isEmpty ? nil : Array(dictionary), symbols)
     }
 
     /// A count, then that many length-prefixed strings (a name table, slot names).

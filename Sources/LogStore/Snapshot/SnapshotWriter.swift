@@ -18,39 +18,108 @@ public struct CompactionProgress: Sendable, Hashable {
     public var fraction: Double { totalRecords == 0 ? 1 : Double(records) / Double(totalRecords) }
 }
 
+/// How a compaction lays out the snapshot it writes.
+enum SnapshotFormat: Sendable, Hashable {
+    /// Blocks, then one index frame (FORMAT.md §11): format version 4.
+    case indexFrame
+    /// One run of data blocks and paged tables, a catalog and a base root
+    /// (FORMAT.md §13): format version 5.
+    case paged
+}
+
+/// Appends frames to a new file from an offset on: the snapshot writer's
+/// blocks, and the index blocks its tables' writers hand back.
+///
+/// A reference, so that the table writers' closures and the snapshot
+/// writer append to the one file position.
+final class FrameAppender {
+    private let file: any FileIO
+    private let compressor = LZ4.Compressor()
+    private let timestamp: Int64
+    private var frame = ByteWriter(capacity: SnapshotLayout.defaultBlockSize + 4096)
+    /// Where the next frame goes.
+    private(set) var offset: UInt64
+
+    init(file: any FileIO, at offset: UInt64, time: Date) {
+        self.file = file
+        self.offset = offset
+        timestamp = Microseconds(time)
+    }
+
+    /// Appends a frame of `kind` holding `payload`, compressed when that
+    /// makes it smaller; returns its handle.
+    @discardableResult
+    func append(_ kind: FrameKind, sequence: UInt64, _ payload: [UInt8]) throws(LogStoreError) -> FrameHandle {
+        let header = payload.withUnsafeBytes { raw in
+            FrameHeader.encodeFrame(kind: kind, sequence: sequence, timestampMicroseconds: timestamp, payload: raw, compressor: compressor, into: &frame)
+        }
+        let handle = FrameHandle(offset: offset, storedSize: header.storedSize, rawSize: header.rawSize, checksum: header.checksum)
+        try frame.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: offset) }
+        offset += UInt64(frame.count)
+        return handle
+    }
+
+    /// Writes `header` at the start of the file and makes everything durable.
+    func finish(header: FileHeader) throws(LogStoreError) {
+        try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+        try file.synchronize()
+    }
+}
+
 /// Streams live records into a new file's snapshot.
 ///
 /// Records go in sorted by entity, then key; a block is compressed and
 /// written as soon as it reaches the target size, so memory holds one block
-/// and the index (which grows by the few bytes of each record's key), never
-/// the records themselves. The header is written last: until then the file
+/// and what indexes the blocks, never the records themselves: in
+/// ``SnapshotFormat/indexFrame``, the index, which grows by the few bytes of
+/// each record's key; in ``SnapshotFormat/paged``, one open block per level
+/// of the key directory. The header is written last: until then the file
 /// does not claim to be a store.
 struct SnapshotWriter {
-    private let file: any FileIO
-    private let compressor = LZ4.Compressor()
-    private let timestamp: Int64
+    let format: SnapshotFormat
+    private let appender: FrameAppender
+    private let time: Date
     private(set) var index: SnapshotIndex
     private(set) var progress = CompactionProgress()
     private var block = ByteWriter(capacity: SnapshotLayout.defaultBlockSize + 4096)
     private var blockEntry: SnapshotIndex.Block?
-    private var frame = ByteWriter(capacity: SnapshotLayout.defaultBlockSize + 4096)
-    /// Where the next frame goes.
-    private var offset = UInt64(FileLayout.headerSize)
 
-    /// The context every block starts with (FORMAT.md §11.2).
-    private let context: ByteWriter
+    /// The context every block starts with (FORMAT.md §11.2, §13.5), as
+    /// given and encoded.
+    private let context: BlockContext
+    private let encodedContext: ByteWriter
+
+    // A paged snapshot's key directory, and the records of the open block.
+    private var keyDirectory: PagedTreeWriter?
+    private var blockRecords: [(entity: Int, entry: PagedEntry)] = []
+    private var entityKeys: [(entity: Int, last: UInt64)] = []
+    private var dataBytes: UInt64 = 0
+
+    /// The run a compaction's paged snapshot holds: the first.
+    static let baseRun: UInt64 = 1
+    /// The payload size index blocks are filled to (FORMAT.md §13.5).
+    static let indexBlockSize = 16 << 10
 
     /// A writer of a snapshot at `sequence` whose blocks start with
     /// `context` (whose sequence it must be), into `file`.
-    init(file: any FileIO, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
-        self.file = file
-        timestamp = Microseconds(time)
+    init(file: any FileIO, format: SnapshotFormat = .indexFrame, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
+        self.format = format
+        self.time = time
+        let start = format == .paged ? FileLayout.pagedFramesStart : FileLayout.headerSize
+        appender = FrameAppender(file: file, at: UInt64(start), time: time)
         index = SnapshotIndex(sequence: context.sequence, blockSize: max(blockSize, 1))
         index.blocksHaveContext = true
+        index.isPaged = format == .paged
         var encoded = ByteWriter(capacity: 1024)
         context.encode(into: &encoded)
-        self.context = encoded
+        self.context = context
+        encodedContext = encoded
         progress.totalRecords = totalRecords
+        if format == .paged {
+            keyDirectory = PagedTreeWriter(type: .keys, run: Self.baseRun, table: 0, blockSize: Self.indexBlockSize) { [appender] (block) throws(LogStoreError) in
+                try appender.append(.indexBlock, sequence: Self.baseRun, block.encoded(as: .keys))
+            }
+        }
     }
 
     /// Starts the records of an entity, after those of every entity added
@@ -64,12 +133,18 @@ struct SnapshotWriter {
     /// Adds a record of the entity added last, with a key above the previous one's.
     mutating func append(key: UInt64, version: UInt64, values: UnsafeRawBufferPointer) throws(LogStoreError) {
         let entity = index.entities.count - 1
-        precondition(entity >= 0 && index.entities[entity].keys.last.map { key > $0 } ?? true, "records out of order")
-        if blockEntry == nil { block.append(contentsOf: context.bytes) }
-        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, to: &block)
-        index.entities[entity].keys.append(key)
+        if format == .paged {
+            precondition(entity >= 0 && (entityKeys.last.map { $0.entity < entity || key > $0.last } ?? true), "records out of order")
+            if entityKeys.last?.entity == entity { entityKeys[entityKeys.count - 1].last = key } else { entityKeys.append((entity, key)) }
+            blockRecords.append((entity, PagedEntry(key: key, state: .present)))
+        } else {
+            precondition(entity >= 0 && index.entities[entity].keys.last.map { key > $0 } ?? true, "records out of order")
+            index.entities[entity].keys.append(key)
+        }
+        if blockEntry == nil { block.append(contentsOf: encodedContext.bytes) }
+        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, paged: format == .paged, to: &block)
         if blockEntry == nil {
-            blockEntry = SnapshotIndex.Block(offset: offset, storedSize: 0, rawSize: 0, checksum: 0, recordCount: 0, firstEntity: entity, firstKey: key, lastEntity: entity, lastKey: key)
+            blockEntry = SnapshotIndex.Block(offset: appender.offset, storedSize: 0, rawSize: 0, checksum: 0, recordCount: 0, firstEntity: entity, firstKey: key, lastEntity: entity, lastKey: key)
         }
         blockEntry?.recordCount += 1
         blockEntry?.lastEntity = entity
@@ -77,49 +152,133 @@ struct SnapshotWriter {
         progress.records += 1
         progress.rawBytes += UInt64(values.count)
         // blockSize counts the records' bytes: the context is the same in every block.
-        if block.count - context.count >= index.blockSize { try writeBlock() }
+        if block.count - encodedContext.count >= index.blockSize { try writeBlock() }
     }
 
     /// Writes the last block, the index and the header, and makes the file
     /// durable. Returns where the index frame starts, and where the journal
     /// frames after the snapshot go.
     mutating func finish(header: FileHeader, schema: [UInt8], dictionary: [UInt8]?, symbols: [String], indexes: [SnapshotIndex.Index], pointers: [SnapshotIndex.Pointers]) throws(LogStoreError) -> (indexOffset: UInt64, tailStart: UInt64) {
+        precondition(format == .indexFrame)
         try writeBlock()
         index.schema = schema
         index.dictionary = dictionary
         index.symbols = symbols
         index.indexes = indexes
         index.pointers = pointers
-        let indexOffset = offset
-        let payload = index.encoded()
-        payload.bytes.withUnsafeBytes { raw in
-            _ = FrameHeader.encodeFrame(kind: .snapshotIndex, sequence: index.sequence, timestampMicroseconds: timestamp, payload: raw, compressor: compressor, into: &frame)
+        let indexOffset = appender.offset
+        try appender.append(.snapshotIndex, sequence: index.sequence, index.encoded().bytes)
+        progress.fileBytes = appender.offset
+        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, snapshotIndexOffset: indexOffset))
+        return (indexOffset, appender.offset)
+    }
+
+    /// Writes the last block, then the run's other tables, its catalog, the
+    /// base root and the header (FORMAT.md §13.7, a rewrite), and makes the
+    /// file durable. Returns where the root starts, and where the journal
+    /// frames after the snapshot go.
+    mutating func finishPaged(header: FileHeader, schema: [UInt8], dictionary: [UInt8]?, symbols: [String], indexes: [SnapshotIndex.Index], pointers: [SnapshotIndex.Pointers]) throws(LogStoreError) -> (rootOffset: UInt64, tailStart: UInt64) {
+        precondition(format == .paged)
+        try writeBlock()
+        let run = Self.baseRun
+        guard var keyDirectory else { preconditionFailure("a paged writer has a key directory") }
+        let keyTree = try keyDirectory.finish()
+        var tables = [SnapshotRoot.Table(type: PagedTableType.keys.rawValue, entity: 0, name: "", height: keyTree.height, entryCount: keyTree.entryCount, top: keyTree.top)]
+
+        // The other tables by entity, then name (as UTF-8 bytes).
+        enum Source { case index(SnapshotIndex.Index), pointers(SnapshotIndex.Pointers) }
+        let sources = (indexes.map { (entity: $0.entity, name: $0.attribute, source: Source.index($0)) }
+            + pointers.map { (entity: $0.entity, name: $0.relationship, source: Source.pointers($0)) })
+            .sorted { $0.entity != $1.entity ? $0.entity < $1.entity : $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        for (entity, name, source) in sources {
+            let position = tables.count
+            let type: PagedTableType
+            switch source {
+            case .index: type = .values
+            case .pointers: type = .targets
+            }
+            var writer = PagedTreeWriter(type: type, run: run, table: position, blockSize: Self.indexBlockSize) { [appender] (block) throws(LogStoreError) in
+                try appender.append(.indexBlock, sequence: run, block.encoded(as: type))
+            }
+            switch source {
+            case .index(let index): try Self.appendEntries(of: index, to: &writer)
+            case .pointers(let pointers):
+                var start = 0
+                for (target, count) in zip(pointers.targets, pointers.counts) {
+                    for source in pointers.sources[start..<(start + count)] { try writer.append(.target(target), PagedEntry(key: source, state: .present)) }
+                    start += count
+                }
+            }
+            let tree = try writer.finish()
+            tables.append(SnapshotRoot.Table(type: type.rawValue, entity: entity, name: name, height: tree.height, entryCount: tree.entryCount, top: tree.top))
         }
-        try write(frame)
-        let header = FileHeader(storeID: header.storeID, createdAt: header.createdAt, snapshotIndexOffset: indexOffset)
-        try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
-        try file.synchronize()
-        return (indexOffset, offset)
+
+        let catalog = SnapshotCatalog(
+            sequence: index.sequence, schema: schema, dictionary: dictionary, symbols: symbols,
+            entities: context.entities.map { SnapshotCatalog.Entity(name: $0.name, slots: $0.slots, destinations: $0.destinations) })
+        let catalogHandle = try appender.append(.catalog, sequence: index.sequence, catalog.encoded().bytes)
+        let rootOffset = appender.offset
+        let start = UInt64(FileLayout.pagedFramesStart)
+        let root = SnapshotRoot(
+            sequence: index.sequence, generation: 1, previousRoot: 0, journalOffset: rootOffset, catalog: catalogHandle,
+            nextKeys: context.entities.map(\.nextKey),
+            runs: [SnapshotRoot.Run(
+                number: run, firstSequence: min(1, index.sequence), lastSequence: index.sequence, historyFrom: index.sequence,
+                extentStart: start, extentEnd: rootOffset, catalog: catalogHandle, recordCount: UInt64(progress.records), tombstoneCount: 0,
+                dataBytes: dataBytes, indexBytes: rootOffset - start - dataBytes - catalogHandle.frameSize, tables: tables)],
+            nextRun: run + 1, deadBytes: 0)
+        try appender.append(.root, sequence: index.sequence, root.encoded().bytes)
+        progress.fileBytes = appender.offset
+        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: FileLayout.pagedSnapshotVersion, snapshotRootOffset: rootOffset))
+        return (rootOffset, appender.offset)
+    }
+
+    /// A secondary index's entries in the order of its table: values whose
+    /// index entries are cut to the same prefix (FORMAT.md §13.5) share a
+    /// group, their keys merged in order.
+    private static func appendEntries(of index: SnapshotIndex.Index, to writer: inout PagedTreeWriter) throws(LogStoreError) {
+        var group: PagedGroup?
+        var keys: [UInt64] = []
+        var merged = false
+        func flush(_ writer: inout PagedTreeWriter) throws(LogStoreError) {
+            guard let group else { return }
+            if merged { keys.sort() }
+            for key in keys { try writer.append(group, PagedEntry(key: key, state: .present)) }
+        }
+        var start = 0
+        for (value, count) in zip(index.values, index.counts) {
+            let next = PagedGroup.indexing(value)
+            let groupKeys = index.keys[start..<(start + count)]
+            start += count
+            if let group, PagedGroup.order(group, next) == .orderedSame {
+                keys += groupKeys
+                merged = true
+                continue
+            }
+            try flush(&writer)
+            group = next
+            keys = Array(groupKeys)
+            merged = false
+        }
+        try flush(&writer)
     }
 
     private mutating func writeBlock() throws(LogStoreError) {
         guard var entry = blockEntry else { return }
-        let sequence = UInt64(index.blocks.count + 1)
-        let header = block.bytes.withUnsafeBytes { raw in
-            FrameHeader.encodeFrame(kind: .snapshotBlock, sequence: sequence, timestampMicroseconds: timestamp, payload: raw, compressor: compressor, into: &frame)
+        let sequence = format == .paged ? Self.baseRun : UInt64(index.blocks.count + 1)
+        let handle = try appender.append(.snapshotBlock, sequence: sequence, block.bytes)
+        entry.storedSize = handle.storedSize
+        entry.rawSize = handle.rawSize
+        entry.checksum = handle.checksum
+        progress.fileBytes = appender.offset
+        if format == .paged {
+            dataBytes += handle.frameSize
+            try keyDirectory?.append(dataBlock: handle, records: blockRecords)
+            blockRecords.removeAll(keepingCapacity: true)
+        } else {
+            index.blocks.append(entry)
         }
-        entry.storedSize = header.storedSize
-        entry.rawSize = header.rawSize
-        entry.checksum = header.checksum
-        try write(frame)
-        index.blocks.append(entry)
         blockEntry = nil
         block.removeAll()
-    }
-
-    private mutating func write(_ bytes: ByteWriter) throws(LogStoreError) {
-        try bytes.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: offset) }
-        offset += UInt64(bytes.count)
-        progress.fileBytes = offset
     }
 }

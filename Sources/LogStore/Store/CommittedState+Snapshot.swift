@@ -234,20 +234,33 @@ extension CommittedState {
     }
 }
 
-/// Walks a snapshot's records in order, saying in which block and slot each is.
+/// Walks a snapshot's live records in order, saying in which block and
+/// slot each is; records a block lists as skipped are stepped over.
 struct BlockCursor {
     private let directory: [SnapshotIndex.Block]
     private var block = 0
     private var slot = 0
+    /// How many of the block's skipped slots are behind.
+    private var skippedBehind = 0
 
     init(_ directory: [SnapshotIndex.Block]) { self.directory = directory }
 
-    /// The block and slot of the next record. The directory's counts add up
-    /// to the records listed (SnapshotIndex checks it), so it never runs out.
+    /// The block and slot of the next live record. The directory's counts,
+    /// less the skipped slots, add up to the records listed (the index
+    /// checks it), so it never runs out.
     mutating func next() -> (block: Int, slot: Int) {
-        while block < directory.count, slot >= directory[block].recordCount {
-            block += 1
-            slot = 0
+        while block < directory.count {
+            let entry = directory[block]
+            if slot >= entry.recordCount {
+                block += 1
+                slot = 0
+                skippedBehind = 0
+            } else if skippedBehind < entry.skipped.count, entry.skipped[skippedBehind] == slot {
+                skippedBehind += 1
+                slot += 1
+            } else {
+                break
+            }
         }
         defer { slot += 1 }
         return (block, slot)

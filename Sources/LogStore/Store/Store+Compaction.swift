@@ -187,7 +187,8 @@ extension Store {
         try fileSystem.copyOwnership(from: journal.currentFile.file, to: file)
         try file.lockExclusively()
 
-        var writer = SnapshotWriter(file: file, context: written.blockContext(sequence: point.sequence, symbols: point.names), blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
+        let format = journal.options.snapshotFormat
+        var writer = SnapshotWriter(file: file, format: format, context: written.blockContext(sequence: point.sequence, symbols: point.names), blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
         progress?(.writingSnapshot, writer.progress)
         var stopped: LogStoreError?
         try written.write(to: &writer) { current in
@@ -195,18 +196,20 @@ extension Store {
             progress?(.writingSnapshot, current)
         }
         if let stopped { throw stopped }
-        let (indexOffset, tailStart) = try writer.finish(
-            header: journal.header, schema: [UInt8](storedSchema.encoded()), dictionary: point.dictionary,
-            symbols: point.names, indexes: written.indexSections(), pointers: written.pointerSections())
+        let schema = [UInt8](storedSchema.encoded()), indexes = written.indexSections(), pointers = written.pointerSections()
+        let (snapshotOffset, tailStart) = switch format {
+        case .indexFrame: try writer.finish(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
+        case .paged: try writer.finishPaged(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
+        }
         // Read back what was written, checksums and all, before trusting it:
         // the header (a rename of a file whose header did not land whole
         // would leave a store that cannot be opened), then the snapshot.
         let headerBack = try file.read(count: FileLayout.headerSize, at: 0)
         let newHeader = try headerBack.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: temporary) }
-        guard newHeader.snapshotIndexOffset == indexOffset, newHeader.storeID == journal.header.storeID else {
+        guard (newHeader.snapshotIndexOffset ?? newHeader.snapshotRootOffset) == snapshotOffset, newHeader.storeID == journal.header.storeID,
+              let (snapshot, index) = try SnapshotFile.open(file, header: newHeader, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity) else {
             throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
         }
-        let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity)
         let origin = try TailOrigin(file: file, after: snapshot, index: index)
         try checkOpen()
 

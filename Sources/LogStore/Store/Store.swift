@@ -254,7 +254,7 @@ public final class Store: Sendable {
                 _ = try compact()
             } catch {
                 journal.close()
-                throw LogStoreError(error.kind, "\(path) is a format version \(journal.header.readVersion) file whose Decimal values must be rewritten as format version \(FileLayout.currentVersion) before it can be written, and rewriting it failed: \(error.message)", path: path, details: [error])
+                throw LogStoreError(error.kind, "\(path) is a format version \(journal.header.readVersion) file whose Decimal values must be rewritten as format version \(FileLayout.createdVersion) before it can be written, and rewriting it failed: \(error.message)", path: path, details: [error])
             }
         }
     }

@@ -30,6 +30,13 @@ enum CounterModel {
 
     static let manual = JournalOptions(durability: .deferredToOS, compaction: .manual)
 
+    /// ``manual``, compacting into `format`.
+    static func manual(_ format: SnapshotFormat) -> JournalOptions {
+        var options = manual
+        options.snapshotFormat = format
+        return options
+    }
+
     /// Inserts `count` counters named "counter 0", "counter 1", … with
     /// those numbers as values, and saves them.
     @discardableResult
@@ -86,14 +93,14 @@ struct CompactionTests {
         try context.save()
     }
 
-    @Test("Compacting keeps every record, index and relationship, in the same process and after reopening")
-    func compactThenReopen() throws {
+    @Test("Compacting keeps every record, index and relationship, in the same process and after reopening", arguments: [SnapshotFormat.indexFrame, .paged])
+    func compactThenReopen(format: SnapshotFormat) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/counters.logstore"
             let model = try CounterModel.make()
             let before: [String: [UInt64: [StoredValue]]]
             do {
-                let store = try Store(path: path, model: model, options: CounterModel.manual)
+                let store = try Store(path: path, model: model, options: CounterModel.manual(format))
                 defer { store.close() }
                 try Self.fill(store)
                 before = contents(of: store)
@@ -106,9 +113,9 @@ struct CompactionTests {
                 counter["name"] = "after"
                 try context.save()
             }
-            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            let store = try Store(path: path, model: model, options: CounterModel.manual(format))
             defer { store.close() }
-            #expect(store.journal.snapshot != nil)
+            #expect(store.journal.snapshot?.isPaged == (format == .paged))
             #expect(store.transactionsReplayed == 1, "only the save after the snapshot is replayed")
             var after = contents(of: store)
             let added = after["Counter"]?.first { $0.value.first == .string("after") }?.key
@@ -148,19 +155,19 @@ struct CompactionTests {
         }
     }
 
-    @Test("A compacted store opens with the snapshot's records faulted in one block at a time; counting or listing them decodes none")
-    func readingOneRecordDecodesOneBlock() throws {
+    @Test("A compacted store opens with the snapshot's records faulted in one block at a time; counting or listing them decodes none", arguments: [SnapshotFormat.indexFrame, .paged])
+    func readingOneRecordDecodesOneBlock(format: SnapshotFormat) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/many.logstore"
             let model = try CounterModel.make()
             let count = 100_000
             do {
-                let store = try Store(path: path, model: model, options: CounterModel.manual)
+                let store = try Store(path: path, model: model, options: CounterModel.manual(format))
                 defer { store.close() }
                 try CounterModel.insertCounters(count, into: store.newContext())
                 try store.compact()
             }
-            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            let store = try Store(path: path, model: model, options: CounterModel.manual(format))
             defer { store.close() }
             let snapshot = try #require(store.journal.snapshot)
             #expect(snapshot.directory.count > 10)
@@ -186,15 +193,15 @@ struct CompactionTests {
 
 @Suite("Compaction under load")
 struct CompactionUnderLoadTests {
-    @Test("Saves during a background compaction are all kept, and a reader from before keeps its values")
-    func savesDuringCompaction() throws {
+    @Test("Saves during a background compaction are all kept, and a reader from before keeps its values", arguments: [SnapshotFormat.indexFrame, .paged])
+    func savesDuringCompaction(format: SnapshotFormat) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/busy.logstore"
             let model = try CounterModel.make()
             let threads = 4
             var expected: [String: [UInt64: [StoredValue]]] = [:]
             do {
-                let store = try Store(path: path, model: model, options: CounterModel.manual)
+                let store = try Store(path: path, model: model, options: CounterModel.manual(format))
                 defer { store.close() }
                 try CompactionTests.fill(store, counters: 20_000)
                 let reader = try store.snapshot()
@@ -250,7 +257,7 @@ struct CompactionUnderLoadTests {
                 expected = contents(of: store)
                 #expect(expected["Counter"]?.values.contains { $0.first == .string("thread 3 round 0") } == true)
             }
-            let store = try Store(path: path, model: model, options: CounterModel.manual)
+            let store = try Store(path: path, model: model, options: CounterModel.manual(format))
             defer { store.close() }
             #expect(contents(of: store) == expected)
         }

@@ -27,7 +27,7 @@ struct ToolTests {
             #expect(run.status == 0)
             #expect(run.output.contains("in 5 transactions after the header"))
             #expect(run.output.contains("sequence numbers:  1 to 5"))
-            #expect(run.output.contains("format version:    \(FileLayout.currentVersion)"))
+            #expect(run.output.contains("format version:    \(FileLayout.createdVersion)"))
             #expect(run.output.contains("(compression ratio "))
         }
     }

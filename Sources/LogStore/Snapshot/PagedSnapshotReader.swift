@@ -1,0 +1,265 @@
+// Opens a paged snapshot (FORMAT.md §13): the root and catalog, then each
+// table walked down from its top block into the state the store keeps.
+
+extension SnapshotFile {
+    /// Opens the paged snapshot whose base root is at `rootOffset` of
+    /// `journalFile`, checking the root, the catalog, every index block
+    /// against its parent and every frame of the run against its checksum.
+    ///
+    /// The store's state is built from it as from an index frame: the key
+    /// directory gives the block directory and the live keys, the value and
+    /// target tables the secondary indexes and pointers.
+    ///
+    /// - Returns: the snapshot, and what it holds as an index.
+    /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
+    ///   when reading fails.
+    static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
+        let (index, rootEnd) = try readPagedIndex(in: journalFile, rootOffset: rootOffset, fileSize: fileSize)
+        let file = try journalFile.reopenForReading()
+        return (SnapshotFile(index: index, tailStart: rootEnd, file: file, cacheCapacity: cacheCapacity), index)
+    }
+
+    /// Reads a paged snapshot's root at `rootOffset`, its catalog and its
+    /// tables into an index, and checks every frame of its run.
+    ///
+    /// - Returns: the index, and where the root frame ends.
+    static func readPagedIndex(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64) throws(LogStoreError) -> (SnapshotIndex, UInt64) {
+        let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: fileSize)
+        let (root, rootEnd) = try reader.readRoot()
+        let catalog = try reader.readCatalog(root.catalog, root: root)
+        var index = try reader.index(root: root, catalog: catalog)
+        try reader.checkFrames(of: root.runs[0], directory: index.blocks)
+        index.isPaged = true
+        return (index, rootEnd)
+    }
+}
+
+/// The reads and checks of one paged snapshot's frames.
+///
+/// This version writes a base root of one run (a rewrite, FORMAT.md §13.7),
+/// and reads exactly that: a root naming more runs, or an older root, is
+/// refused as one it cannot read yet, never read in part.
+struct PagedSnapshotReader {
+    let file: any FileIO
+    let rootOffset: UInt64
+    let fileSize: UInt64
+    var path: String { file.path }
+
+    private func damaged(_ what: String, at offset: UInt64, _ reason: String) -> LogStoreError {
+        LogStoreError(.corruptSnapshot, "the \(what) at offset \(offset) of \(path) is damaged: \(reason). The store cannot be opened from it as it is; restore the file from a backup (\"logstore-tool verify \(path)\" gives details)", path: path, offset: offset)
+    }
+
+    // MARK: - Root and catalog
+
+    func readRoot() throws(LogStoreError) -> (SnapshotRoot, UInt64) {
+        func damaged(_ reason: String) -> LogStoreError { self.damaged("snapshot root", at: rootOffset, reason) }
+        let (header, stored): (FrameHeader, [UInt8])
+        switch try FrameScanner.readFrame(in: file, at: rootOffset, limit: fileSize) {
+        case .success(let frame): (header, stored) = frame
+        case .failure(let failure): throw damaged(failure.reason)
+        }
+        guard header.kind == .root else { throw damaged("the frame there is a \(header.kind) frame") }
+        let root: SnapshotRoot
+        do throws(DecodeFailure) {
+            root = try SnapshotFile.decompress(header, stored).withBytes { (raw) throws(DecodeFailure) in try SnapshotRoot(decoding: raw) }
+        } catch {
+            throw damaged(error.reason)
+        }
+        guard root.sequence == header.sequence else { throw damaged("it covers sequence \(root.sequence) but its frame says \(header.sequence)") }
+        guard root.generation == 1, root.journalOffset == rootOffset else {
+            throw damaged("the file's header names it as the base root, but it is of generation \(root.generation) and starts the journal at \(root.journalOffset)")
+        }
+        guard root.runs.count == 1, let run = root.runs.first else {
+            throw LogStoreError(.unsupportedFormatVersion, "the snapshot root at offset \(rootOffset) of \(path) lists \(root.runs.count) runs; this LogStore reads the base root of one run its compactions write: open the file with a newer LogStore", path: path, offset: rootOffset)
+        }
+        guard run.extentStart >= UInt64(FileLayout.pagedFramesStart), run.extentEnd <= rootOffset, run.catalog == root.catalog else {
+            throw damaged("its run lies outside \(FileLayout.pagedFramesStart) ..< \(rootOffset), or names another catalog than the root")
+        }
+        guard run.lastSequence == root.sequence else { throw damaged("its run ends at transaction \(run.lastSequence), not at the root's \(root.sequence)") }
+        return (root, rootOffset + header.frameSize)
+    }
+
+    func readCatalog(_ handle: FrameHandle, root: SnapshotRoot) throws(LogStoreError) -> SnapshotCatalog {
+        let raw = try read(handle, kind: .catalog, what: "catalog", region: UInt64(FileLayout.pagedFramesStart)..<rootOffset)
+        let catalog: SnapshotCatalog
+        do throws(DecodeFailure) {
+            catalog = try raw.0.withBytes { (bytes) throws(DecodeFailure) in try SnapshotCatalog(decoding: bytes) }
+        } catch {
+            throw damaged("catalog", at: handle.offset, error.reason)
+        }
+        guard catalog.sequence == raw.1.sequence, catalog.sequence <= root.sequence else {
+            throw damaged("catalog", at: handle.offset, "it is of sequence \(catalog.sequence), its frame says \(raw.1.sequence) and the root \(root.sequence)")
+        }
+        guard catalog.entities.count == root.nextKeys.count else {
+            throw damaged("snapshot root", at: rootOffset, "it gives next keys for \(root.nextKeys.count) entities where its catalog lists \(catalog.entities.count)")
+        }
+        return catalog
+    }
+
+    /// The frame `handle` names, within `region`: its payload, decompressed,
+    /// and header, checked against the handle and `kind`.
+    private func read(_ handle: FrameHandle, kind: FrameKind, what: String, region: Range<UInt64>) throws(LogStoreError) -> ([UInt8], FrameHeader) {
+        guard handle.offset >= region.lowerBound, handle.offset <= region.upperBound, handle.frameSize <= region.upperBound - handle.offset else {
+            throw damaged(what, at: handle.offset, "it is named outside \(region.lowerBound) ..< \(region.upperBound), where it must lie")
+        }
+        let (header, stored): (FrameHeader, [UInt8])
+        switch try FrameScanner.readFrame(in: file, at: handle.offset, limit: handle.offset + handle.frameSize) {
+        case .success(let frame): (header, stored) = frame
+        case .failure(let failure): throw damaged(what, at: handle.offset, failure.reason)
+        }
+        guard header.kind == kind, header.storedSize == handle.storedSize, header.rawSize == handle.rawSize, header.checksum == handle.checksum else {
+            throw damaged(what, at: handle.offset, "it is not the \(kind) frame its handle names")
+        }
+        do throws(DecodeFailure) {
+            return (try SnapshotFile.decompress(header, stored), header)
+        } catch {
+            throw damaged(what, at: handle.offset, error.reason)
+        }
+    }
+
+    // MARK: - Tables
+
+    /// The index the store's state is built from: entities and next keys
+    /// from the catalog and root, the block directory and live keys from
+    /// the key directory, secondary indexes and pointers from their tables.
+    func index(root: SnapshotRoot, catalog: SnapshotCatalog) throws(LogStoreError) -> SnapshotIndex {
+        let run = root.runs[0]
+        var index = SnapshotIndex(sequence: root.sequence, blockSize: 1)
+        index.schema = catalog.schema
+        index.dictionary = catalog.dictionary
+        index.symbols = catalog.symbols
+        index.blocksHaveContext = true
+        index.entities = zip(catalog.entities, root.nextKeys).map {
+            SnapshotIndex.Entity(name: $0.name, slots: $0.slots, nextKey: $1, keys: [])
+        }
+        for (position, table) in run.tables.enumerated() {
+            guard table.entity < catalog.entities.count else {
+                throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) names entity #\(table.entity), but the catalog lists \(catalog.entities.count)")
+            }
+            guard let tree = table.tree(run: run.number, position: position) else { continue }
+            let reader = PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
+                let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd)
+                do throws(DecodeFailure) {
+                    return try raw.withBytes { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
+                } catch {
+                    throw PagedTreeReader.damage(path: path, run: run.number, offset: handle.offset, reason: error.reason)
+                }
+            }
+            switch tree.type {
+            case .keys: try readKeyDirectory(reader, into: &index)
+            case .values:
+                if let values = try readValues(reader, entity: table.entity, attribute: table.name) { index.indexes.append(values) }
+            case .targets: index.pointers.append(try readTargets(reader, entity: table.entity, relationship: table.name))
+            }
+        }
+        return index
+    }
+
+    /// Walks the key directory leaf by leaf: each data block it lists
+    /// becomes a directory entry, and each live key joins its entity's list.
+    private func readKeyDirectory(_ reader: PagedTreeReader, into index: inout SnapshotIndex) throws(LogStoreError) {
+        var cursor = try reader.first()
+        while let leaf = try cursor.nextLeaf() {
+            var entry = 0
+            for dataBlock in leaf.dataBlocks {
+                var block = SnapshotIndex.Block(
+                    offset: dataBlock.handle.offset, storedSize: dataBlock.handle.storedSize, rawSize: dataBlock.handle.rawSize,
+                    checksum: dataBlock.handle.checksum, recordCount: dataBlock.recordCount,
+                    firstEntity: 0, firstKey: 0, lastEntity: 0, lastKey: 0)
+                for slot in 0..<dataBlock.recordCount {
+                    let group = leaf.groups[leaf.group(ofEntry: entry)]
+                    let key = leaf.entries[entry]
+                    guard case .entity(let entity) = group, entity < index.entities.count, key.key < index.entities[entity].nextKey else {
+                        throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: dataBlock.handle.offset, reason: "its key directory lists a key of an entity the catalog lacks, or one at or past the entity's next key")
+                    }
+                    if slot == 0 { (block.firstEntity, block.firstKey) = (entity, key.key) }
+                    (block.lastEntity, block.lastKey) = (entity, key.key)
+                    if key.state == .present {
+                        index.entities[entity].keys.append(key.key)
+                    } else {
+                        block.skipped.append(slot)
+                    }
+                    entry += 1
+                }
+                index.blocks.append(block)
+            }
+        }
+    }
+
+    /// A secondary index's groups, or nil when one is cut (FORMAT.md §13.5):
+    /// the store then rebuilds it from the records, which hold whole values.
+    private func readValues(_ reader: PagedTreeReader, entity: Int, attribute: String) throws(LogStoreError) -> SnapshotIndex.Index? {
+        var index = SnapshotIndex.Index(entity: entity, attribute: attribute, values: [], counts: [], keys: [])
+        var cursor = try reader.first()
+        var open: PagedGroup?
+        while let (group, entry) = try cursor.next() {
+            guard case .value(let value, let cut) = group else { continue }
+            if cut { return nil }
+            guard entry.state == .present else { continue }
+            if let open, PagedGroup.order(open, group) == .orderedSame {
+                index.counts[index.counts.count - 1] += 1
+            } else {
+                index.values.append(value)
+                index.counts.append(1)
+                open = group
+            }
+            index.keys.append(entry.key)
+        }
+        return index
+    }
+
+    /// The reverse of a stored relationship: sources grouped by target.
+    private func readTargets(_ reader: PagedTreeReader, entity: Int, relationship: String) throws(LogStoreError) -> SnapshotIndex.Pointers {
+        var pointers = SnapshotIndex.Pointers(entity: entity, relationship: relationship, targets: [], counts: [], sources: [])
+        var cursor = try reader.first()
+        while let (group, entry) = try cursor.next() {
+            guard case .target(let target) = group, entry.state == .present else { continue }
+            if pointers.targets.last == target {
+                pointers.counts[pointers.counts.count - 1] += 1
+            } else {
+                pointers.targets.append(target)
+                pointers.counts.append(1)
+            }
+            pointers.sources.append(entry.key)
+        }
+        return pointers
+    }
+
+    // MARK: - Every frame of the run
+
+    /// Checks, in one sequential read, that the run's extent holds valid
+    /// frames of its kinds and number only, and that its data blocks are
+    /// exactly the directory's, in order: damage to a data block is
+    /// reported at open, as for an index frame's snapshot.
+    func checkFrames(of run: SnapshotRoot.Run, directory: [SnapshotIndex.Block]) throws(LogStoreError) {
+        var scanner = FrameScanner(file: file, limit: run.extentEnd)
+        var blocks = 0
+        var mismatch: (number: Int, offset: UInt64, reason: String)?
+        let summary = try scanner.scan(from: run.extentStart, checksSequence: false) { (frame, _) throws(DecodeFailure) in
+            let header = frame.header
+            switch header.kind {
+            case .snapshotBlock where header.sequence == run.number:
+                let expected = blocks < directory.count ? directory[blocks] : nil
+                guard let expected, expected.offset == frame.offset, expected.checksum == header.checksum, expected.storedSize == header.storedSize else {
+                    mismatch = (blocks + 1, frame.offset, "it is not the block the key directory lists there")
+                    throw DecodeFailure("it is not the block the key directory lists there")
+                }
+                blocks += 1
+            case .indexBlock where header.sequence == run.number, .catalog:
+                break
+            default:
+                mismatch = (blocks + 1, frame.offset, "a \(header.kind) frame of sequence \(header.sequence) stands in run \(run.number)")
+                throw DecodeFailure("a \(header.kind) frame of sequence \(header.sequence) stands in run \(run.number)")
+            }
+        }
+        switch summary.end {
+        case .clean:
+            guard blocks == directory.count else {
+                throw SnapshotFile.blockDamage(path: path, number: blocks + 1, offset: run.extentEnd, reason: "the key directory lists \(directory.count) data blocks, the run holds \(blocks)")
+            }
+        case .tornTail(let offset, _, let reason), .damage(let offset, _, let reason):
+            let failed = mismatch ?? (blocks + 1, offset, reason)
+            throw SnapshotFile.blockDamage(path: path, number: failed.number, offset: failed.offset, reason: failed.reason)
+        }
+    }
+}
