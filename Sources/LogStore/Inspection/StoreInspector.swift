@@ -99,23 +99,23 @@ public enum StoreInspector {
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func info(path: String) throws(LogStoreError) -> StoreInfo {
         try withFile(path) { (file, header, size) throws(LogStoreError) in
-            var start = UInt64(FileLayout.headerSize)
+            var start = header.framesStart
             var snapshot: SnapshotInfo?
             var snapshotSequence: UInt64?
             var snapshotDamage: String?
-            if let indexOffset = header.snapshotIndexOffset {
-                do throws(LogStoreError) {
-                    let (index, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
-                    start = indexOffset + frame.frameSize
+            do throws(LogStoreError) {
+                if let extent = try SnapshotFile.read(in: file, header: header, fileSize: size) {
+                    let index = extent.index
+                    start = extent.tailStart
                     snapshotSequence = index.sequence
                     snapshot = SnapshotInfo(
                         sequence: index.sequence, records: Dictionary(uniqueKeysWithValues: index.entities.map { ($0.name, $0.keys.count) }),
                         blocks: index.blocks.count, storedBytes: start, rawBytes: index.blocks.reduce(0) { $0 + UInt64($1.rawSize) },
-                        indexStoredBytes: UInt64(frame.storedSize), indexRawBytes: UInt64(frame.rawSize))
-                } catch {
-                    snapshotDamage = error.message
-                    start = size
+                        indexStoredBytes: extent.indexStoredBytes, indexRawBytes: extent.indexRawBytes)
                 }
+            } catch {
+                snapshotDamage = error.message
+                start = size
             }
             var scanner = FrameScanner(file: file, limit: size)
             let summary = try scanner.scan(from: start, lastSequence: snapshotSequence) { _, _ in }
@@ -149,32 +149,44 @@ public enum StoreInspector {
             var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
             var scanner = FrameScanner(file: file, limit: size)
             var origin = TailOrigin(file: file)
-            // Frames are numbered through the file: blocks, the index, then transactions.
+            origin.start = header.framesStart
+            // Frames are numbered through the file: the snapshot's blocks,
+            // its other frames, then transactions.
             var number = 1
-            if let indexOffset = header.snapshotIndexOffset {
+            if let offset = header.snapshotIndexOffset ?? header.snapshotRootOffset {
                 // Every block is read and decoded in full: verify is where
                 // damage that open's checksums cannot see would show.
-                let index: SnapshotIndex
+                var read: SnapshotExtent?
                 do throws(LogStoreError) {
-                    let (read, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
-                    index = read
-                    origin = try TailOrigin(file: file, start: indexOffset + frame.frameSize, index: index)
+                    read = try SnapshotFile.read(in: file, header: header, fileSize: size, keysOnly: true)
+                    if let read { origin = try TailOrigin(file: file, start: read.tailStart, index: read.index) }
                 } catch {
-                    report.problems.append(VerificationProblem(offset: indexOffset, frameNumber: 0, message: error.message))
-                    report.notes.append("without its snapshot index, neither the snapshot's blocks nor the transactions after it can be checked")
+                    report.problems.append(VerificationProblem(offset: error.offset ?? offset, frameNumber: 0, message: error.message))
+                }
+                guard var extent = read else {
+                    report.notes.append("without its snapshot's index, neither the snapshot's blocks nor the transactions after it can be checked")
                     return report
                 }
+                // A paged snapshot's other tables, each block checked against its parent.
+                if header.snapshotRootOffset != nil {
+                    do throws(LogStoreError) {
+                        extent = try SnapshotFile.read(in: file, header: header, fileSize: size) ?? extent
+                    } catch {
+                        report.problems.append(VerificationProblem(offset: error.offset ?? offset, frameNumber: 0, message: error.message))
+                    }
+                }
+                let index = extent.index
                 let slotCounts = index.entities.map(\.slots.count)
                 for number in index.blocks.indices {
                     do throws(LogStoreError) {
-                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, in: file)
+                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, paged: index.isPaged, in: file)
                         report.validFrames += 1
                     } catch {
                         report.problems.append(VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message))
                     }
                 }
-                report.validFrames += 1  // the index
-                number = index.blocks.count + 2
+                report.validFrames += extent.indexFrames
+                number = index.blocks.count + extent.indexFrames + 1
             }
             var symbols = origin.symbols
             var decoder = PayloadDecoder(dictionary: origin.dictionary)
@@ -189,12 +201,12 @@ public enum StoreInspector {
                 number += summary.frameCount
                 switch summary.end {
                 case .clean:
-                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? 0, into: &report)
+                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? header.snapshotRootOffset ?? 0, into: &report)
                     return report
                 case .tornTail(let offset, let count, let reason):
                     report.interruptedSave = VerificationProblem(offset: offset, frameNumber: number, message: "the last \(count) bytes are an interrupted save (\(reason))")
                     report.notes.append("the last \(count) bytes, from offset \(offset), are an interrupted save (\(reason)); the next read-write open cuts them off, losing only that unacknowledged transaction")
-                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? 0, into: &report)
+                    checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? header.snapshotRootOffset ?? 0, into: &report)
                     return report
                 case .damage(let offset, let frameNumber, let reason):
                     report.problems.append(VerificationProblem(offset: offset, frameNumber: frameNumber, message: reason))

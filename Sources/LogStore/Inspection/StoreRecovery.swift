@@ -88,11 +88,13 @@ extension StoreInspector {
         }
         return try withFile(path) { (file, header, size) throws(LogStoreError) in
             var origin = TailOrigin(file: file)
-            if let indexOffset = header.snapshotIndexOffset {
+            origin.start = header.framesStart
+            if header.snapshotIndexOffset != nil || header.snapshotRootOffset != nil {
                 do throws(LogStoreError) {
                     // Reads the index and checks every block's checksum.
-                    let (snapshot, index) = try SnapshotFile.open(file, indexOffset: indexOffset, fileSize: size, cacheCapacity: 1 << 20)
-                    origin = try TailOrigin(file: file, after: snapshot, index: index)
+                    if let (snapshot, index) = try SnapshotFile.open(file, header: header, fileSize: size, cacheCapacity: 1 << 20) {
+                        origin = try TailOrigin(file: file, after: snapshot, index: index)
+                    }
                 } catch {
                     // Every block that is whole still reads, from the index or what the blocks repeat of it.
                     if let salvage = try SnapshotSalvage(file: file, header: header, size: size), let recovery = try recoverSnapshot(salvage, to: output) {

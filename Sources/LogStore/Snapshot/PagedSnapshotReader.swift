@@ -1,6 +1,8 @@
 // Opens a paged snapshot (FORMAT.md §13): the root and catalog, then each
 // table walked down from its top block into the state the store keeps.
 
+import Synchronization
+
 extension SnapshotFile {
     /// Opens the paged snapshot whose base root is at `rootOffset` of
     /// `journalFile`, checking the root, the catalog, every index block
@@ -14,23 +16,30 @@ extension SnapshotFile {
     /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
     ///   when reading fails.
     static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
-        let (index, rootEnd) = try readPagedIndex(in: journalFile, rootOffset: rootOffset, fileSize: fileSize)
+        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: true)
         let file = try journalFile.reopenForReading()
-        return (SnapshotFile(index: index, tailStart: rootEnd, file: file, cacheCapacity: cacheCapacity), index)
+        return (SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity), extent.index)
     }
 
     /// Reads a paged snapshot's root at `rootOffset`, its catalog and its
-    /// tables into an index, and checks every frame of its run.
-    ///
-    /// - Returns: the index, and where the root frame ends.
-    static func readPagedIndex(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64) throws(LogStoreError) -> (SnapshotIndex, UInt64) {
+    /// tables into an index; with `checkingFrames`, also checks every frame
+    /// of its run, data blocks included, in one sequential read.
+    /// With `keysOnly`, reads the key directory and no other table: what a
+    /// salvage needs, which rebuilds the others from the records.
+    static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false) throws(LogStoreError) -> SnapshotExtent {
         let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: fileSize)
-        let (root, rootEnd) = try reader.readRoot()
+        let (root, rootFrame) = try reader.readRoot()
+        let rootEnd = rootOffset + rootFrame.frameSize
         let catalog = try reader.readCatalog(root.catalog, root: root)
-        var index = try reader.index(root: root, catalog: catalog)
-        try reader.checkFrames(of: root.runs[0], directory: index.blocks)
+        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly)
         index.isPaged = true
-        return (index, rootEnd)
+        if checkingFrames { try reader.checkFrames(of: root.runs[0], directory: index.blocks) }
+        let tally = reader.tally
+        return SnapshotExtent(
+            index: index, start: UInt64(FileLayout.pagedFramesStart), offset: rootOffset, tailStart: rootEnd,
+            indexFrames: tally.frames.load(ordering: .relaxed) + 2,
+            indexStoredBytes: tally.storedBytes.load(ordering: .relaxed) + UInt64(root.catalog.storedSize) + UInt64(rootFrame.storedSize),
+            indexRawBytes: tally.rawBytes.load(ordering: .relaxed) + UInt64(root.catalog.rawSize) + UInt64(rootFrame.rawSize))
     }
 }
 
@@ -45,13 +54,22 @@ struct PagedSnapshotReader {
     let fileSize: UInt64
     var path: String { file.path }
 
+    /// The index blocks read, and their payloads' bytes as stored and raw.
+    final class Tally: Sendable {
+        let frames = Atomic<Int>(0)
+        let storedBytes = Atomic<UInt64>(0)
+        let rawBytes = Atomic<UInt64>(0)
+    }
+    let tally = Tally()
+
     private func damaged(_ what: String, at offset: UInt64, _ reason: String) -> LogStoreError {
         LogStoreError(.corruptSnapshot, "the \(what) at offset \(offset) of \(path) is damaged: \(reason). The store cannot be opened from it as it is; restore the file from a backup (\"logstore-tool verify \(path)\" gives details)", path: path, offset: offset)
     }
 
     // MARK: - Root and catalog
 
-    func readRoot() throws(LogStoreError) -> (SnapshotRoot, UInt64) {
+    /// The root and its frame's header.
+    func readRoot() throws(LogStoreError) -> (SnapshotRoot, FrameHeader) {
         func damaged(_ reason: String) -> LogStoreError { self.damaged("snapshot root", at: rootOffset, reason) }
         let (header, stored): (FrameHeader, [UInt8])
         switch try FrameScanner.readFrame(in: file, at: rootOffset, limit: fileSize) {
@@ -76,7 +94,7 @@ struct PagedSnapshotReader {
             throw damaged("its run lies outside \(FileLayout.pagedFramesStart) ..< \(rootOffset), or names another catalog than the root")
         }
         guard run.lastSequence == root.sequence else { throw damaged("its run ends at transaction \(run.lastSequence), not at the root's \(root.sequence)") }
-        return (root, rootOffset + header.frameSize)
+        return (root, header)
     }
 
     func readCatalog(_ handle: FrameHandle, root: SnapshotRoot) throws(LogStoreError) -> SnapshotCatalog {
@@ -122,7 +140,7 @@ struct PagedSnapshotReader {
     /// The index the store's state is built from: entities and next keys
     /// from the catalog and root, the block directory and live keys from
     /// the key directory, secondary indexes and pointers from their tables.
-    func index(root: SnapshotRoot, catalog: SnapshotCatalog) throws(LogStoreError) -> SnapshotIndex {
+    func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool) throws(LogStoreError) -> SnapshotIndex {
         let run = root.runs[0]
         var index = SnapshotIndex(sequence: root.sequence, blockSize: 1)
         index.schema = catalog.schema
@@ -136,9 +154,12 @@ struct PagedSnapshotReader {
             guard table.entity < catalog.entities.count else {
                 throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) names entity #\(table.entity), but the catalog lists \(catalog.entities.count)")
             }
-            guard let tree = table.tree(run: run.number, position: position) else { continue }
+            guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
             let reader = PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
                 let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd)
+                tally.frames.add(1, ordering: .relaxed)
+                tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
+                tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
                 do throws(DecodeFailure) {
                     return try raw.withBytes { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
                 } catch {

@@ -60,6 +60,22 @@ final class SnapshotFile: Sendable {
     /// The store file is now named `path` (see ``FileIO/didMove(to:)``).
     func didMove(to path: String) { file.didMove(to: path) }
 
+    /// Reads the snapshot `header` names in `file` for the tools, without
+    /// checking its data blocks: an index frame's (format versions 2 to 4)
+    /// or a paged one's (version 5); nil when the file holds none. With
+    /// `keysOnly`, a paged snapshot's tables other than its key directory
+    /// are not read (``readPaged(in:rootOffset:fileSize:checkingFrames:keysOnly:)``).
+    static func read(in file: any FileIO, header: FileHeader, fileSize: UInt64, keysOnly: Bool = false) throws(LogStoreError) -> SnapshotExtent? {
+        if let rootOffset = header.snapshotRootOffset {
+            return try readPaged(in: file, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: false, keysOnly: keysOnly)
+        }
+        guard let indexOffset = header.snapshotIndexOffset else { return nil }
+        let (index, frame) = try readIndex(in: file, at: indexOffset, fileSize: fileSize)
+        return SnapshotExtent(
+            index: index, start: UInt64(FileLayout.headerSize), offset: indexOffset, tailStart: indexOffset + frame.frameSize,
+            indexFrames: 1, indexStoredBytes: UInt64(frame.storedSize), indexRawBytes: UInt64(frame.rawSize))
+    }
+
     /// Opens the snapshot `header` names in `journalFile`: an index frame's
     /// (format versions 2 to 4) or a paged one's (version 5); nil when the
     /// file holds none.
@@ -235,4 +251,21 @@ final class SnapshotFile: Sendable {
     func checkReadable() throws(LogStoreError) {
         if let failure = readFailure.withLock({ $0 }) { throw failure }
     }
+}
+
+/// Where a snapshot lies in its file and what it holds, as the tools read it.
+struct SnapshotExtent {
+    var index: SnapshotIndex
+    /// Its first frame.
+    var start: UInt64
+    /// Its index frame (format versions 2 to 4) or root (version 5).
+    var offset: UInt64
+    /// Where the journal after it starts.
+    var tailStart: UInt64
+    /// The frames besides data blocks: the index frame; or the index
+    /// blocks, the catalog and the root.
+    var indexFrames: Int
+    /// Those frames' payloads, as stored and raw.
+    var indexStoredBytes: UInt64
+    var indexRawBytes: UInt64
 }

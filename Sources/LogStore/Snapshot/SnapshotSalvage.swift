@@ -184,7 +184,7 @@ struct SnapshotSalvage {
         var damage: [(Int, VerificationProblem)] = []
         for number in index.blocks.indices {
             do throws(LogStoreError) {
-                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, in: file))
+                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, paged: index.isPaged, in: file))
             } catch {
                 damage.append((number, VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message)))
             }
@@ -239,7 +239,8 @@ struct SnapshotSalvage {
             rewriter.pending.append(.insert(RecordID(entity: journal.symbol(for: Store.schemaEntity), key: 1), [Field(journal.symbol(for: Store.schemaAttribute), .data(Data(index.schema)))]))
         }
         for block in blocks {
-            for position in 0..<block.count {
+            let skipped = Set(index.blocks[block.number].skipped)
+            for position in 0..<block.count where !skipped.contains(position) {
                 let entity = index.entities[block.entities[position]]
                 let values = block.withValues(at: position) { bytes in
                     var reader = ByteReader(bytes)
@@ -443,36 +444,55 @@ extension SnapshotSalvage {
     /// Nil when the file has no snapshot, or its index is damaged and its
     /// blocks (format versions 2 and 3) do not say what the index did.
     init?(file: any FileIO, header: FileHeader, size: UInt64) throws(LogStoreError) {
-        guard let indexOffset = header.snapshotIndexOffset else { return nil }
         do throws(LogStoreError) {
-            let (index, frame) = try SnapshotFile.readIndex(in: file, at: indexOffset, fileSize: size)
-            self.init(file: file, header: header, index: index, tailStart: indexOffset + frame.frameSize, size: size)
+            var tableDamage: [VerificationProblem] = []
+            do throws(LogStoreError) {
+                guard try SnapshotFile.read(in: file, header: header, fileSize: size) != nil else { return nil }
+            } catch where header.snapshotRootOffset != nil {
+                // A paged snapshot's damaged index or pointer table loses
+                // nothing: the records, rewritten as inserts, rebuild it.
+                tableDamage.append(VerificationProblem(offset: error.offset ?? 0, frameNumber: error.frameNumber ?? 0, message: "\(error.message). The records are whole; the store's tables are rebuilt from them"))
+            }
+            guard let extent = try SnapshotFile.read(in: file, header: header, fileSize: size, keysOnly: true) else { return nil }
+            self.init(file: file, header: header, index: extent.index, tailStart: extent.tailStart, size: size, knownDamage: tableDamage)
         } catch {
             guard let rebuilt = try Self.rebuildingIndex(of: file, header: header, size: size, damage: error) else { return nil }
             self = rebuilt
         }
     }
 
-    /// The salvage of a snapshot whose index is damaged, from what its blocks
-    /// repeat of it (format version 4 on, FORMAT.md §11.4): the entities,
+    /// The salvage of a snapshot whose index is damaged (its index frame; or
+    /// a paged snapshot's root, catalog or key directory), from what its
+    /// blocks repeat of it (format version 4 on, FORMAT.md §11.4, §13.8): the entities,
     /// names and next keys from any whole block, the key lists and the
     /// directory from the whole blocks' records. The records between the
     /// whole blocks around damage are reported lost, as ranges of keys that
     /// may include keys deleted before. The recorded model and the store
     /// dictionary, which only the index holds, are lost.
     static func rebuildingIndex(of file: any FileIO, header: FileHeader, size: UInt64, damage: LogStoreError) throws(LogStoreError) -> SnapshotSalvage? {
-        guard header.readVersion >= FileLayout.selfDescribingBlockVersion, let indexOffset = header.snapshotIndexOffset, indexOffset <= size else { return nil }
+        guard header.readVersion >= FileLayout.selfDescribingBlockVersion, let indexOffset = header.snapshotIndexOffset ?? header.snapshotRootOffset, indexOffset <= size else { return nil }
+        let paged = header.snapshotRootOffset != nil
+        let start = header.framesStart
         var found: [(header: FrameHeader, offset: UInt64, block: SnapshotBlock)] = []
         // Before which of the found blocks blocks are missing (found.count: after the last).
         var gaps: [Int] = []
         var context: BlockContext?
+        // A paged run's catalog holds the model and dictionary an index frame held.
+        var catalog: SnapshotCatalog?
         var scanner = FrameScanner(file: file, limit: indexOffset)
-        var position = UInt64(FileLayout.headerSize)
-        var lastNumber: UInt64? = 0
+        var position = start
+        // A paged run numbers all its frames alike, and holds index blocks and a catalog.
+        var lastNumber: UInt64? = paged ? nil : 0
         scanning: while true {
-            let summary = try scanner.scan(from: position, lastSequence: lastNumber) { (frame, stored) throws(DecodeFailure) in
+            let summary = try scanner.scan(from: position, lastSequence: lastNumber, checksSequence: !paged) { (frame, stored) throws(DecodeFailure) in
+                if paged, frame.header.kind == .indexBlock { return }
+                if paged, frame.header.kind == .catalog {
+                    let raw = try SnapshotFile.decompress(frame.header, Array(stored))
+                    catalog = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotCatalog(decoding: bytes) }
+                    return
+                }
                 guard frame.header.kind == .snapshotBlock else { throw DecodeFailure("a \(frame.header.kind) frame stands among the blocks") }
-                let block = try SnapshotBlock(number: found.count, raw: try SnapshotFile.decompress(frame.header, Array(stored)), slotCounts: nil, hasContext: true)
+                let block = try SnapshotBlock(number: found.count, raw: try SnapshotFile.decompress(frame.header, Array(stored)), slotCounts: nil, hasContext: true, paged: paged)
                 guard let own = block.context, block.count > 0, context.map(own.agrees) ?? true,
                       found.last.map({ ($0.block.entities.last!, $0.block.keys.last!) < (block.entities[0], block.keys[0]) }) ?? true else {
                     throw DecodeFailure("its context or its records disagree with the blocks before it")
@@ -488,7 +508,7 @@ extension SnapshotSalvage {
                 break scanning
             case .damage(let offset, _, _):
                 gaps.append(found.count)
-                guard let next = try scanner.nextValidFrame(after: offset, sequenceAbove: found.last?.header.sequence) else { break scanning }
+                guard let next = try scanner.nextValidFrame(after: offset, sequenceAbove: paged ? nil : found.last?.header.sequence) else { break scanning }
                 position = next
                 lastNumber = nil
             }
@@ -497,13 +517,27 @@ extension SnapshotSalvage {
 
         var index = SnapshotIndex(sequence: context.sequence, blockSize: 0)
         index.symbols = context.symbols
+        let keptCatalog = catalog.flatMap { $0.sequence == context.sequence && $0.symbols == context.symbols ? $0 : nil }
+        if let keptCatalog {
+            index.schema = keptCatalog.schema
+            index.dictionary = keptCatalog.dictionary
+        }
         index.blocksHaveContext = true
+        index.isPaged = paged
         index.entities = context.entities.map { SnapshotIndex.Entity(name: $0.name, slots: $0.slots, nextKey: $0.nextKey, keys: []) }
         for (frame, offset, block) in found {
-            for position in 0..<block.count { index.entities[block.entities[position]].keys.append(block.keys[position]) }
-            index.blocks.append(SnapshotIndex.Block(
+            var entry = SnapshotIndex.Block(
                 offset: offset, storedSize: frame.storedSize, rawSize: frame.rawSize, checksum: frame.checksum, recordCount: block.count,
-                firstEntity: block.entities[0], firstKey: block.keys[0], lastEntity: block.entities[block.count - 1], lastKey: block.keys[block.count - 1]))
+                firstEntity: block.entities[0], firstKey: block.keys[0], lastEntity: block.entities[block.count - 1], lastKey: block.keys[block.count - 1])
+            for position in 0..<block.count {
+                // A tombstone, or an older version of the record before it, is not live.
+                if block.isTombstone(position) || (position > 0 && block.keys[position] == block.keys[position - 1] && block.entities[position] == block.entities[position - 1]) {
+                    entry.skipped.append(position)
+                } else {
+                    index.entities[block.entities[position]].keys.append(block.keys[position])
+                }
+            }
+            index.blocks.append(entry)
         }
 
         // Each gap loses the keys between the record before it and the one after it.
@@ -543,10 +577,11 @@ extension SnapshotSalvage {
         let blockBytes = found.reduce(UInt64(0)) { $0 + $1.header.frameSize }
         let problem = VerificationProblem(
             offset: indexOffset, frameNumber: damage.frameNumber ?? 0,
-            message: "\(damage.message). The index was rebuilt from the blocks; the recorded model and the store dictionary, which only the index holds, are lost")
+            message: keptCatalog != nil ? "\(damage.message). The index was rebuilt from the blocks and the catalog"
+                : "\(damage.message). The index was rebuilt from the blocks; the recorded model and the store dictionary, which only the index holds, are lost")
         return SnapshotSalvage(
             file: file, header: header, index: index, tailStart: tailStart, size: size, knownDamage: [problem], knownLost: lost,
-            knownDamagedBytes: (indexOffset - UInt64(FileLayout.headerSize) - min(blockBytes, indexOffset - UInt64(FileLayout.headerSize))) + (tailStart - indexOffset))
+            knownDamagedBytes: (indexOffset - start - min(blockBytes, indexOffset - start)) + (tailStart - indexOffset))
     }
 }
 

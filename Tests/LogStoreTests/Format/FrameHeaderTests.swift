@@ -80,10 +80,10 @@ struct FrameHeaderTests {
     @Test("Unknown kind or codec, any flags bit but bit 0 (carries a dictionary), and any bit of a snapshot frame's durable distance are unknown fields")
     func unknownFields() {
         var edits: [(String, (inout [UInt8]) -> Void)] = []
-        for kind: UInt8 in [0, 4, 0x81, 255] { edits.append(("kind \(kind)", { $0[32] = kind })) }
+        for kind: UInt8 in [0, 7, 0x81, 255] { edits.append(("kind \(kind)", { $0[32] = kind })) }
         for codec: UInt8 in [3, 4, 0x80, 255] { edits.append(("codec \(codec)", { $0[33] = codec })) }
         for bit in 1..<16 { edits.append(("flags bit \(bit)", { JournalFixtures.store(UInt16(1) << bit, into: &$0, at: 34) })) }
-        for kind in [FrameKind.snapshotBlock, .snapshotIndex] {
+        for kind in [FrameKind.snapshotBlock, .snapshotIndex, .indexBlock, .catalog, .root] {
             for bit in 0..<32 {
                 edits.append(("\(kind), durable distance bit \(bit)", {
                     $0[32] = kind.rawValue

@@ -23,7 +23,7 @@ struct SnapshotFormatDocumentTests {
             let path = directory + "/example.logstore"
             let bytes = try Example.build(at: path)
             let header = try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<FileLayout.headerSize]), path: path) }
-            #expect(header.writeVersion == FileLayout.createdVersion && header.readVersion == FileLayout.currentVersion)
+            #expect(header.writeVersion == FileLayout.createdVersion && header.readVersion == FileLayout.createdVersion)
             #expect(header.snapshotIndexOffset == Example.indexOffset)
 
             let frames = try Example.frames(bytes)

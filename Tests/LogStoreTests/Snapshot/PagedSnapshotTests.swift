@@ -1,0 +1,311 @@
+// A compaction's paged snapshot (FORMAT.md §13, format version 5): its
+// layout in the file, tables taller than one block, cut values, upgrades
+// from version 4, and damage to each of its frames.
+
+import Foundation
+import Testing
+@_spi(Benchmarks) @testable import LogStore
+
+@Suite("Paged snapshot")
+struct PagedSnapshotTests {
+    static let paged = CounterModel.manual(.paged)
+
+    /// The frames of `file` from `start` on, each with its offset.
+    static func frames(_ file: [UInt8], from start: Int = FileLayout.pagedFramesStart) throws -> [(offset: Int, header: FrameHeader)] {
+        var frames: [(offset: Int, header: FrameHeader)] = []
+        var offset = start
+        while offset < file.count {
+            let header = try Array(file[offset..<(offset + FrameLayout.headerSize)]).withUnsafeBytes { try FrameHeader.parse($0).get() }
+            frames.append((offset, header))
+            offset += Int(header.frameSize)
+        }
+        return frames
+    }
+
+    /// ``contents(of:)`` with each reference's entity by name: a salvaged
+    /// store numbers its names anew.
+    static func namedContents(of store: Store) -> [String: [UInt64: [StoredValue]]] {
+        func named(_ id: RecordID) -> StoredValue { .string("\(store.journal.name(of: id.entity) ?? "?")/\(id.key)") }
+        return contents(of: store).mapValues { records in
+            records.mapValues { values in
+                values.map { value in
+                    switch value {
+                    case .reference(let id): named(id)
+                    case .references(let ids): .string(ids.map { "\(named($0))" }.joined(separator: ","))
+                    default: value
+                    }
+                }
+            }
+        }
+    }
+
+    static func header(_ path: String) throws -> FileHeader {
+        let bytes = try StoreFileSurgery(path: path).bytes
+        return try Array(bytes.prefix(FileLayout.headerSize)).withUnsafeBytes { try FileHeader.decode($0, path: path) }
+    }
+
+    /// The root of the paged snapshot at `path`.
+    static func root(_ path: String) throws -> SnapshotRoot {
+        let file = try SystemFile(path: path, mode: .readOnly)
+        defer { file.close() }
+        let offset = try #require(try header(path).snapshotRootOffset)
+        let (root, _) = try PagedSnapshotReader(file: file, rootOffset: offset, fileSize: try file.size()).readRoot()
+        return root
+    }
+
+    @Test("A paged snapshot is a version 5 file: anchor pages of zeros, then one run's blocks, its catalog and the base root the header names")
+    func layout() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/paged.logstore"
+            let model = try CounterModel.make()
+            do {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 3_000)
+                try store.compact()
+                let context = store.newContext()
+                _ = try context.insert("Counter")
+                try context.save()
+            }
+            let header = try Self.header(path)
+            #expect(header.writeVersion == FileLayout.pagedSnapshotVersion && header.readVersion == FileLayout.pagedSnapshotVersion)
+            #expect(header.snapshotIndexOffset == nil)
+            let rootOffset = try #require(header.snapshotRootOffset)
+            let bytes = try StoreFileSurgery(path: path).bytes
+            #expect(bytes[FileLayout.headerSize..<FileLayout.pagedFramesStart].allSatisfy { $0 == 0 })
+
+            let frames = try Self.frames(bytes)
+            let kinds = frames.map(\.header.kind)
+            let rootPosition = try #require(frames.firstIndex { $0.offset == Int(rootOffset) })
+            #expect(kinds[rootPosition] == .root)
+            #expect(kinds[rootPosition - 1] == .catalog)
+            #expect(kinds[..<(rootPosition - 1)].allSatisfy { $0 == .snapshotBlock || $0 == .indexBlock })
+            #expect(kinds[(rootPosition + 1)...] == [.transaction])
+            #expect(frames[..<rootPosition].allSatisfy { $0.header.kind == .catalog || $0.header.sequence == SnapshotWriter.baseRun })
+
+            let root = try Self.root(path)
+            #expect(root.generation == 1 && root.previousRoot == 0 && root.journalOffset == rootOffset)
+            #expect(root.runs.count == 1)
+            // The key directory, the index of Counter.name, and Counter.group's pointers.
+            #expect(root.runs[0].tables.map(\.type) == [0, 2, 1])
+            #expect(root.runs[0].tables.map(\.name) == ["", "group", "name"].sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+
+            let info = try StoreInspector.info(path: path)
+            #expect(info.snapshot?.records["Counter"] == 3_000 - (3_000 + 10) / 11)
+            #expect(info.frameCount == 1)
+            #expect((info.snapshot?.indexStoredBytes ?? 0) > 0)
+            let report = try StoreInspector.verify(path: path)
+            #expect(report.isValid, "\(report.problems)")
+            #expect(report.validFrames == frames.count)
+        }
+    }
+
+    @Test("Tables taller than one block: every record, index group and pointer is read back through branches")
+    func tallTables() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/tall.logstore"
+            let model = try CounterModel.make()
+            let before: [String: [UInt64: [StoredValue]]]
+            do {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 60_000)
+                before = contents(of: store)
+                try store.compact()
+            }
+            let root = try Self.root(path)
+            #expect(root.runs[0].tables.allSatisfy { $0.height >= 1 }, "\(root.runs[0].tables.map(\.height))")
+            let store = try Store(path: path, model: model, options: Self.paged)
+            defer { store.close() }
+            #expect(contents(of: store) == before)
+            let context = store.newContext()
+            let named = try context.fetch(FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name == %@", "counter 17")))
+            #expect(named.count == before["Counter"]?.values.filter { $0.first == .string("counter 17") }.count)
+            let groups = try context.fetchAll("Group")
+            let linked = groups.reduce(0) { $0 + ((($1["counters"] as? Set<ManagedObject>)?.count) ?? 0) }
+            #expect(linked == before["Counter"]?.count)
+        }
+    }
+
+    @Test("Indexed strings longer than an index entry holds are cut in the table and found whole after reopening")
+    func longIndexedValues() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/long.logstore"
+            let model = try CounterModel.make()
+            let prefix = String(repeating: "é", count: 600)  // 1,200 bytes of UTF-8
+            let names = (0..<40).map { prefix + "\($0 % 7)" } + (0..<40).map { "short \($0 % 5)" } + [prefix, String(prefix.dropLast())]
+            do {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                let context = store.newContext()
+                for name in names {
+                    let counter = try context.insert("Counter")
+                    counter["name"] = name
+                }
+                try context.save()
+                try store.compact()
+            }
+            let store = try Store(path: path, model: model, options: Self.paged)
+            defer { store.close() }
+            let context = store.newContext()
+            for probe in Set(names) {
+                let found = try context.fetch(FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name == %@", probe)))
+                #expect(found.count == names.filter { $0 == probe }.count, "\(probe.suffix(3))")
+            }
+            let sorted = try context.fetch(FetchRequest(entityName: "Counter", sortDescriptors: [SortKey("name")])).compactMap { $0["name"] as? String }
+            #expect(sorted.count == names.count)
+            #expect(zip(sorted, sorted.dropFirst()).allSatisfy { StoredValue.compare($0, $1) != .orderedDescending })
+        }
+    }
+
+    @Test("A version 4 store compacts into version 5, a version 5 store into version 5 again, and an entity's new attribute migrates its records")
+    func upgradesAndMigrates() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/upgrade.logstore"
+            let model = try CounterModel.make()
+            var before: [String: [UInt64: [StoredValue]]]
+            do {
+                let store = try Store(path: path, model: model, options: CounterModel.manual(.indexFrame))
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 2_000)
+                try store.compact()
+                before = contents(of: store)
+            }
+            #expect(try Self.header(path).readVersion == 4)
+            for round in 0..<2 {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                #expect(contents(of: store) == before)
+                let context = store.newContext()
+                let counter = try context.insert("Counter")
+                counter["name"] = "round \(round)"
+                try context.save()
+                try store.compact()
+                before = contents(of: store)
+                #expect(try Self.header(path).snapshotRootOffset != nil)
+            }
+            // A new attribute: the paged blocks' records are read and brought to the new slots.
+            let migrated = try CounterModel.make(adding: "extra")
+            let store = try Store(path: path, model: migrated, options: Self.paged)
+            defer { store.close() }
+            let after = contents(of: store)
+            #expect(after["Counter"]?.count == before["Counter"]?.count)
+            for (key, values) in before["Counter"] ?? [:] {
+                #expect(after["Counter"]?[key].map { Array($0.prefix(3)) } == Array(values.prefix(3)))
+            }
+        }
+    }
+
+    @Test("Damage to any frame of a paged snapshot is .corruptSnapshot at open and a problem for verify; salvage loses only a damaged data block's records")
+    func damageToEachFrame() throws {
+        try withTemporaryDirectory { directory in
+            let pristine = directory + "/pristine.logstore"
+            let model = try CounterModel.make()
+            var options = Self.paged
+            options.snapshotBlockSize = 4 << 10
+            let before: [String: [UInt64: [StoredValue]]]
+            do {
+                let store = try Store(path: pristine, model: model, options: options)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 4_000)
+                try store.compact()
+                let context = store.newContext()
+                let counter = try context.insert("Counter")
+                counter["name"] = "after the snapshot"
+                try context.save()
+                before = Self.namedContents(of: store)
+            }
+            let bytes = try StoreFileSurgery(path: pristine).bytes
+            let rootOffset = try #require(try Self.header(pristine).snapshotRootOffset)
+            let frames = try Self.frames(bytes).filter { $0.offset <= Int(rootOffset) }
+            // Every kind, and several blocks of each.
+            var chosen: [(offset: Int, header: FrameHeader)] = []
+            for kind in [FrameKind.snapshotBlock, .indexBlock, .catalog, .root] {
+                let ofKind = frames.filter { $0.header.kind == kind }
+                chosen += Set([0, ofKind.count / 2, ofKind.count - 1]).sorted().map { ofKind[$0] }
+            }
+            #expect(chosen.count >= 8)
+            for (number, frame) in chosen.enumerated() {
+                let path = directory + "/damaged-\(number).logstore"
+                var damaged = bytes
+                damaged[frame.offset + FrameLayout.headerSize + Int(frame.header.storedSize) / 2] ^= 0x10
+                try JournalFixtures.write(damaged, to: path)
+                let what = "\(frame.header.kind) at \(frame.offset)"
+
+                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: options) }
+                #expect(error?.kind == .corruptSnapshot, "\(what): \(String(describing: error))")
+                #expect(try StoreInspector.verify(path: path).isValid == false, "\(what)")
+
+                var salvaging = options
+                salvaging.recoveryMode = .salvage
+                let store = try Store(path: path, model: model, options: salvaging)
+                defer { store.close() }
+                let after = Self.namedContents(of: store)
+                let lost = store.recovery.lostRecords
+                func isLost(_ entity: String, _ key: UInt64) -> Bool { lost.contains { $0.entity == entity && $0.contains(key) } }
+                for (entity, records) in before {
+                    for (key, values) in records where after[entity]?[key] != values {
+                        // A reference to a lost record reads as null, as if it had been deleted.
+                        let nullified = values.map { value -> StoredValue in
+                            if case .string(let target) = value, target.hasPrefix("Group/"), let key = UInt64(target.dropFirst(6)), isLost("Group", key) { return .null }
+                            return value
+                        }
+                        #expect(frame.header.kind == .snapshotBlock, "\(what): \(entity)/\(key) changed though no data block was damaged: \(values) -> \(String(describing: after[entity]?[key]))")
+                        #expect(isLost(entity, key) || after[entity]?[key] == nullified, "\(what): \(entity)/\(key) lost or changed without a report")
+                    }
+                }
+                if frame.header.kind == .snapshotBlock {
+                    #expect(lost.reduce(0) { $0 + $1.count } > 0, "\(what)")
+                }
+            }
+        }
+    }
+
+    @Test("A root this version cannot read whole (more runs, or not a base root) is refused, never read in part")
+    func rootsThisVersionDoesNotRead() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/crafted.logstore"
+            let model = try CounterModel.make()
+            do {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 500)
+                try store.compact()
+            }
+            let original = try StoreFileSurgery(path: path).bytes
+            let rootOffset = Int(try #require(try Self.header(path).snapshotRootOffset))
+            let root = try Self.root(path)
+
+            func rewrite(_ crafted: SnapshotRoot) throws -> LogStoreError? {
+                var frame = ByteWriter()
+                _ = crafted.encoded().bytes.withUnsafeBytes {
+                    FrameHeader.encodeFrame(kind: .root, sequence: crafted.sequence, timestampMicroseconds: 0, payload: $0, compressor: nil, into: &frame)
+                }
+                try JournalFixtures.write(Array(original[..<rootOffset]) + frame.bytes, to: path)
+                return JournalFixtures.openError(path, Self.paged)
+            }
+            var twoRuns = root
+            var older = root.runs[0]
+            older.number = 7
+            twoRuns.runs.append(older)
+            twoRuns.runs[0].firstSequence = twoRuns.runs[0].lastSequence
+            older.lastSequence = 0
+            twoRuns.runs[1] = older
+            twoRuns.nextRun = 8
+            let error = try rewrite(twoRuns)
+            #expect(error?.kind == .unsupportedFormatVersion || error?.kind == .corruptSnapshot, "\(String(describing: error))")
+
+            var notBase = root
+            notBase.generation = 2
+            notBase.previousRoot = UInt64(FileLayout.pagedFramesStart)
+            #expect(try rewrite(notBase)?.kind == .corruptSnapshot)
+
+            var farCatalog = root
+            farCatalog.catalog.offset = UInt64(rootOffset) + 100
+            farCatalog.runs[0].catalog = farCatalog.catalog
+            #expect(try rewrite(farCatalog)?.kind == .corruptSnapshot)
+
+            #expect(try rewrite(root) == nil, "the same root, written again, opens")
+        }
+    }
+}
