@@ -48,11 +48,15 @@ public struct SnapshotInfo: Sendable, Hashable, Codable {
     public var storedBytes: UInt64
     /// Its records' raw (uncompressed) size.
     public var rawBytes: UInt64
-    /// Its index frame's payload as stored, and raw: the part of a snapshot
-    /// that grows with the records and must fit one frame (256 MiB) in
-    /// format version 4.
+    /// Its index's payloads as stored, and raw: the part of a snapshot
+    /// that grows with the records. In format version 4 it is one frame,
+    /// which must fit 256 MiB; from version 5 on, index blocks of about
+    /// 16 KiB, a catalog and a root (FORMAT.md §13).
     public var indexStoredBytes: UInt64
     public var indexRawBytes: UInt64
+    /// The frames holding its index: 1 in format version 4, else its index
+    /// blocks, catalog and root.
+    public var indexFrames: Int
 }
 
 /// One problem ``StoreInspector/verify(path:)`` found.
@@ -111,7 +115,7 @@ public enum StoreInspector {
                     snapshot = SnapshotInfo(
                         sequence: index.sequence, records: Dictionary(uniqueKeysWithValues: index.entities.map { ($0.name, $0.keys.count) }),
                         blocks: index.blocks.count, storedBytes: start, rawBytes: index.blocks.reduce(0) { $0 + UInt64($1.rawSize) },
-                        indexStoredBytes: extent.indexStoredBytes, indexRawBytes: extent.indexRawBytes)
+                        indexStoredBytes: extent.indexStoredBytes, indexRawBytes: extent.indexRawBytes, indexFrames: extent.indexFrames)
                 }
             } catch {
                 snapshotDamage = error.message

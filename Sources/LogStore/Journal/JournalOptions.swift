@@ -64,7 +64,7 @@ public struct JournalOptions: Sendable, Hashable {
     /// How compactions lay out their snapshot: one index frame (format
     /// version 4) until every tool reads the paged layout (version 5,
     /// FORMAT.md §13), which tests choose here.
-    var snapshotFormat = SnapshotFormat.indexFrame
+    var snapshotFormat = SnapshotFormat.paged
 
     /// Creates options; every parameter has the safe default.
     public init(

@@ -25,6 +25,14 @@ enum SnapshotFormat: Sendable, Hashable {
     /// One run of data blocks and paged tables, a catalog and a base root
     /// (FORMAT.md §13): format version 5.
     case paged
+
+    /// The format version of the files a compaction writes in it.
+    var fileVersion: UInt16 {
+        switch self {
+        case .indexFrame: FileLayout.createdVersion
+        case .paged: FileLayout.pagedSnapshotVersion
+        }
+    }
 }
 
 /// Appends frames to a new file from an offset on: the snapshot writer's

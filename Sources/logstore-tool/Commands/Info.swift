@@ -43,7 +43,11 @@ struct Info: ParsableCommand {
             """)
         if let snapshot = info.snapshot {
             print("snapshot:          \(formatBytes(snapshot.storedBytes)) through sequence \(snapshot.sequence), \(snapshot.blocks) blocks, \(formatBytes(snapshot.rawBytes)) of records raw")
-            print("snapshot index:    \(formatBytes(snapshot.indexRawBytes)) raw (\(formatBytes(snapshot.indexStoredBytes)) stored) of the 256 MiB a frame may hold")
+            if info.readVersion >= 5 {
+                print("snapshot index:    \(formatBytes(snapshot.indexRawBytes)) raw (\(formatBytes(snapshot.indexStoredBytes)) stored) in \(snapshot.indexFrames) frames: index blocks, catalog and root")
+            } else {
+                print("snapshot index:    \(formatBytes(snapshot.indexRawBytes)) raw (\(formatBytes(snapshot.indexStoredBytes)) stored) of the 256 MiB a frame may hold")
+            }
         } else {
             print("snapshot:          none (never compacted)")
         }

@@ -19,7 +19,12 @@ struct HostileContentTests {
         }
     }
 
-    static let options = JournalOptions(durability: .deferredToOS, compaction: .manual, snapshotBlockSize: 256)
+    static let options = {
+        var options = JournalOptions(durability: .deferredToOS, compaction: .manual, snapshotBlockSize: 256)
+        // Format version 4: ContentMutation re-encodes an index frame's snapshot.
+        options.snapshotFormat = .indexFrame
+        return options
+    }()
 
     /// A store of `Item`s named "a" to "e", keys 1 to 5, saved and closed.
     static func makeStore(at path: String, compacted: Bool = false) throws {

@@ -145,7 +145,7 @@ struct DecimalTests {
                 #expect(store.journal.header.readVersion == 1)
             }
             let store = try Store(path: path, model: try Self.model(indexed: true))
-            #expect(try StoreInspector.info(path: path).readVersion == FileLayout.createdVersion)
+            #expect(try StoreInspector.info(path: path).readVersion == JournalOptions().snapshotFormat.fileVersion)
             #expect(try Self.tags(store.newContext(), sorted) == ["0.1", "2.5", "9", "10"])
             store.close()
             let reopened = try Store(path: path, model: try Self.model(indexed: true))

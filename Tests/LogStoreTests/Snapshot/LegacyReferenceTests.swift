@@ -32,7 +32,9 @@ struct LegacyReferenceTests {
             let item = journal.symbol(for: "Item"), assetType = journal.symbol(for: "assetType")
             try journal.append([.update(RecordID(entity: item, key: itemKey), [Field(assetType, .reference(RecordID(entity: item, key: typeKey)))])])
             journal.close()
-            let options = JournalOptions(access: .readWrite, createIfMissing: false, compaction: .manual)
+            var options = JournalOptions(access: .readWrite, createIfMissing: false, compaction: .manual)
+            // The compaction's index frame is read below.
+            options.snapshotFormat = .indexFrame
             do {
                 let store = try Store(recordedModelAt: path, options: options)
                 defer { store.close() }

@@ -11,7 +11,8 @@ struct SnapshotDamageTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/damaged.logstore"
             let model = try CounterModel.make()
-            var options = CounterModel.manual
+            // Format version 4, one index frame: the layout these tests damage.
+            var options = CounterModel.manual(.indexFrame)
             options.snapshotBlockSize = 4 << 10
             do {
                 let store = try Store(path: path, model: model, options: options)

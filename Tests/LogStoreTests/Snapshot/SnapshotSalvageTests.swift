@@ -283,7 +283,9 @@ struct RecoveredKeysTests {
     static func storeWithKeysAfterDamage(at path: String, model: Model) throws -> UInt64 {
         let lastKey: UInt64
         do {
-            let store = try Store(path: path, model: model, options: JournalOptions(durability: .fsyncEveryCommit, compaction: .manual))
+            var options = JournalOptions(durability: .fsyncEveryCommit, compaction: .manual)
+            options.snapshotFormat = .indexFrame
+            let store = try Store(path: path, model: model, options: options)
             defer { store.close() }
             let context = store.newContext()
             try CounterModel.insertCounters(60, into: context)

@@ -28,10 +28,12 @@ enum JournalFixtures {
         var description: String { "frame \(number) at \(offset) (\(size) bytes)" }
     }
 
-    /// The frames of `bytes`, in order, up to the first that does not fit in the file.
+    /// The frames of `bytes`, in order, up to the first that does not fit in
+    /// the file: from the header's end, or a version 5 file's anchor pages'.
     static func frames(in bytes: [UInt8]) -> [Frame] {
         var frames: [Frame] = []
-        var offset = FileLayout.headerSize
+        let readVersion = bytes.count >= 12 ? load(UInt16.self, from: bytes, at: 10) : 0
+        var offset = readVersion >= FileLayout.pagedSnapshotVersion ? FileLayout.pagedFramesStart : FileLayout.headerSize
         while offset + FrameLayout.headerSize <= bytes.count {
             let storedSize = Int(load(UInt32.self, from: bytes, at: offset + 8))
             guard offset + FrameLayout.headerSize + storedSize <= bytes.count else { break }
