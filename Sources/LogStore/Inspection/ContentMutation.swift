@@ -39,7 +39,8 @@ public enum ContentMutation {
             switch content.frames[frame].kind {
             case .transaction: content.mutateTransaction(frame, choose)
             case .snapshotIndex: keepsDirectory = content.mutateIndex(frame, choose) || keepsDirectory
-            case .snapshotBlock, .indexBlock, .catalog, .root: content.spliceNumber(into: frame, choose)
+            case .root: keepsDirectory = content.mutateRoot(frame, choose) || keepsDirectory
+            case .snapshotBlock, .indexBlock, .catalog: content.spliceNumber(into: frame, choose)
             }
         }
         return content.encoded(fixingDirectory: !keepsDirectory)
@@ -67,6 +68,8 @@ public enum ContentMutation {
             var payload: [UInt8]
             var storedCodec: PayloadCodec
             var rawSize: UInt32
+            /// Where it was in the file taken apart: what handles name it by.
+            var offset: UInt64 = 0
         }
 
         var header: FileHeader
@@ -77,7 +80,7 @@ public enum ContentMutation {
         init?(_ file: [UInt8]) {
             guard let header = file.withUnsafeBytes({ try? FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0.prefix(FileLayout.headerSize)), path: "content") }) else { return nil }
             self.header = header
-            var offset = FileLayout.headerSize
+            var offset = Int(header.framesStart)
             var names: [String] = []
             while offset + FrameLayout.headerSize <= file.count {
                 let parsed = file.withUnsafeBytes { FrameHeader.parse(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + FrameLayout.headerSize])) }
@@ -97,7 +100,8 @@ public enum ContentMutation {
                 }
                 frames.append(Frame(
                     kind: frameHeader.kind, sequence: frameHeader.sequence, timestamp: frameHeader.timestampMicroseconds,
-                    carriesDictionary: frameHeader.carriesDictionary, payload: payload, storedCodec: frameHeader.codec, rawSize: frameHeader.rawSize))
+                    carriesDictionary: frameHeader.carriesDictionary, payload: payload, storedCodec: frameHeader.codec, rawSize: frameHeader.rawSize,
+                    offset: UInt64(offset)))
                 offset = end
             }
         }
@@ -301,6 +305,7 @@ public enum ContentMutation {
         /// compressed against the dictionary), numbered offsets in the
         /// snapshot directory and the header, every checksum recomputed.
         func encoded(fixingDirectory: Bool) -> [UInt8] {
+            if header.readVersion >= FileLayout.pagedSnapshotVersion { return encodedPaged(fixingHandles: fixingDirectory) }
             var blocks: [(offset: UInt64, header: FrameHeader)] = []
             var body: [UInt8] = []
             var indexOffset: UInt64?
@@ -335,6 +340,93 @@ public enum ContentMutation {
             var header = self.header
             header.snapshotIndexOffset = indexOffset ?? header.snapshotIndexOffset.map { _ in 0 }
             return header.encoded() + body
+        }
+
+        /// A version 5 file again: the anchor pages zero, each frame stored
+        /// raw, and (with `fixingHandles`) every handle in index blocks and
+        /// the base root naming the frame it named before, at its new place.
+        private func encodedPaged(fixingHandles: Bool) -> [UInt8] {
+            let start = FileLayout.pagedFramesStart
+            let rootNumber = frames.firstIndex { $0.kind == .root && $0.offset == self.header.snapshotRootOffset }
+            let root = rootNumber.flatMap { number in frames[number].payload.withUnsafeBytes { try? SnapshotRoot(decoding: $0) } }
+            // Each run's tables' types, by run number and position: index blocks do not say theirs.
+            var types: [UInt64: [PagedTableType?]] = [:]
+            for run in root?.runs ?? [] { types[run.number] = run.tables.map { PagedTableType(rawValue: $0.type) } }
+            var moved: [UInt64: FrameHandle] = [:]
+            func fixed(_ handle: FrameHandle) -> FrameHandle { fixingHandles ? moved[handle.offset] ?? handle : handle }
+
+            var body: [UInt8] = []
+            var rootOffset: UInt64?
+            for (number, frame) in frames.enumerated() {
+                var frame = frame
+                let offset = UInt64(start + body.count)
+                if frame.kind == .indexBlock, fixingHandles, frame.storedCodec != .lz4BlockWithDictionary {
+                    frame.payload = frame.payload.withUnsafeBytes { raw -> [UInt8] in
+                        var reader = ByteReader(raw)
+                        guard let run = try? reader.readVarint(), let table = try? reader.readVarint(), table < UInt64(Int.max),
+                              let type = types[run]?.indices.contains(Int(table)) == true ? types[run]?[Int(table)] : nil,
+                              var block = try? PagedBlock(decoding: raw, as: type) else { return frame.payload }
+                        for position in block.dataBlocks.indices { block.dataBlocks[position].handle = fixed(block.dataBlocks[position].handle) }
+                        for position in block.children.indices { block.children[position].handle = fixed(block.children[position].handle) }
+                        return block.encoded(as: type)
+                    }
+                }
+                if number == rootNumber, fixingHandles, var root {
+                    root.catalog = fixed(root.catalog)
+                    for run in root.runs.indices {
+                        root.runs[run].catalog = fixed(root.runs[run].catalog)
+                        root.runs[run].extentStart = UInt64(start)
+                        root.runs[run].extentEnd = offset
+                        for table in root.runs[run].tables.indices { root.runs[run].tables[table].top = fixed(root.runs[run].tables[table].top) }
+                    }
+                    if root.generation == 1 { root.journalOffset = offset }
+                    frame.payload = root.encoded().bytes
+                }
+                if number == rootNumber { rootOffset = offset }
+                let written = Self.append(frame, to: &body)
+                moved[frame.offset] = FrameHandle(offset: offset, storedSize: written.storedSize, rawSize: written.rawSize, checksum: written.checksum)
+            }
+            var header = self.header
+            if let rootOffset { header.snapshotRootOffset = rootOffset }
+            return header.encoded() + [UInt8](repeating: 0, count: start - FileLayout.headerSize) + body
+        }
+
+        // MARK: - A paged snapshot's root
+
+        /// Changes a field of the base root; returns whether the change is
+        /// to a handle, which encoding must then leave as it is.
+        mutating func mutateRoot(_ number: Int, _ choose: (Int) -> Int) -> Bool {
+            guard var root = frames[number].payload.withUnsafeBytes({ try? SnapshotRoot(decoding: $0) }), !root.runs.isEmpty else {
+                spliceNumber(into: number, choose)
+                return false
+            }
+            let number64 = ContentMutation.extreme(choose)
+            var handles = false
+            let run = choose(root.runs.count)
+            let table = root.runs[run].tables.isEmpty ? 0 : choose(root.runs[run].tables.count)
+            switch choose(8) {
+            case 0 where !root.nextKeys.isEmpty: root.nextKeys[choose(root.nextKeys.count)] = number64
+            case 1 where !root.runs[run].tables.isEmpty: root.runs[run].tables[table].entryCount = number64
+            case 2 where !root.runs[run].tables.isEmpty: root.runs[run].tables[table].height = Int(clamping: number64 % 80)
+            case 3 where !root.runs[run].tables.isEmpty: root.runs[run].tables[table].entity = Int(clamping: number64)
+            case 4 where !root.runs[run].tables.isEmpty:
+                root.runs[run].tables[table].top.offset = number64
+                handles = true
+            case 5:
+                root.catalog.offset = number64
+                root.runs[run].catalog = root.catalog
+                handles = true
+            case 6:
+                root.sequence = number64
+                root.runs[run].lastSequence = min(root.runs[run].lastSequence, number64)
+            case 7 where root.runs[run].tables.count > 1:
+                root.runs[run].tables.swapAt(table, choose(root.runs[run].tables.count))
+            default:
+                spliceNumber(into: number, choose)
+                return false
+            }
+            frames[number].payload = root.encoded().bytes
+            return handles
         }
 
         @discardableResult

@@ -35,6 +35,10 @@ public enum FormatDecoders {
         /// An index block of a paged table (§13.5): a byte choosing the
         /// table's type, then the block's payload, round-tripped.
         case pagedBlock
+        /// A paged snapshot's catalog payload (§13.4), round-tripped.
+        case catalog
+        /// A paged snapshot's root payload (§13.4), round-tripped.
+        case root
     }
 
     /// Decodes `input` after its first byte as the structure the first byte names.
@@ -55,6 +59,8 @@ public enum FormatDecoders {
         case .schema: _ = try? StoredSchema.decode(Data(bytes), path: "fuzz input")
         case .snapshotIndex: snapshotIndex(bytes)
         case .pagedBlock: pagedBlock(bytes)
+        case .catalog: catalog(bytes)
+        case .root: root(bytes)
         }
     }
 
@@ -66,7 +72,8 @@ public enum FormatDecoders {
         func seed(_ structure: Structure, _ bytes: some Sequence<UInt8>) { seeds.append([structure.rawValue] + bytes) }
         seed(.fileHeader, file.prefix(FileLayout.headerSize))
         seed(.schema, StoredSchema(model).encoded())
-        var offset = FileLayout.headerSize
+        let fileHeader = file.withUnsafeBytes { try? FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0.prefix(FileLayout.headerSize)), path: "seed") }
+        var offset = Int(fileHeader?.framesStart ?? UInt64(FileLayout.headerSize))
         while offset + FrameLayout.headerSize <= file.count {
             let headerBytes = Array(file[offset..<offset + FrameLayout.headerSize])
             guard case .success(let header) = headerBytes.withUnsafeBytes(FrameHeader.parse) else { break }
@@ -100,6 +107,10 @@ public enum FormatDecoders {
                 if !values.bytes.isEmpty { seed(.values, values.bytes) }
             case .snapshotIndex:
                 seed(.snapshotIndex, raw)
+            case .catalog:
+                seed(.catalog, raw)
+            case .root:
+                seed(.root, raw)
             default:
                 break
             }
@@ -216,6 +227,20 @@ public enum FormatDecoders {
         let encoded = block.encoded(as: type)
         let again = encoded.withUnsafeBytes { try? PagedBlock(decoding: $0, as: type) }
         precondition(again?.encoded(as: type) == encoded, "a paged index block does not survive a round trip")
+    }
+
+    private static func catalog(_ bytes: UnsafeRawBufferPointer) {
+        guard let catalog = try? SnapshotCatalog(decoding: bytes) else { return }
+        let encoded = catalog.encoded().bytes
+        let again = encoded.withUnsafeBytes { try? SnapshotCatalog(decoding: $0) }
+        precondition(again?.encoded().bytes == encoded, "a catalog does not survive a round trip")
+    }
+
+    private static func root(_ bytes: UnsafeRawBufferPointer) {
+        guard let root = try? SnapshotRoot(decoding: bytes) else { return }
+        let encoded = root.encoded().bytes
+        let again = encoded.withUnsafeBytes { try? SnapshotRoot(decoding: $0) }
+        precondition(again?.encoded().bytes == encoded, "a root does not survive a round trip")
     }
 
     private static func snapshotIndex(_ bytes: UnsafeRawBufferPointer) {

@@ -19,16 +19,19 @@ struct HostileContentTests {
         }
     }
 
-    static let options = {
-        var options = JournalOptions(durability: .deferredToOS, compaction: .manual, snapshotBlockSize: 256)
-        // Format version 4: ContentMutation re-encodes an index frame's snapshot.
-        options.snapshotFormat = .indexFrame
-        return options
-    }()
+    static let options = JournalOptions(durability: .deferredToOS, compaction: .manual, snapshotBlockSize: 256)
 
-    /// A store of `Item`s named "a" to "e", keys 1 to 5, saved and closed.
-    static func makeStore(at path: String, compacted: Bool = false) throws {
-        let store = try Store(path: path, model: model, options: options)
+    /// ``options``, compacting into `format`.
+    static func options(_ format: SnapshotFormat) -> JournalOptions {
+        var options = options
+        options.snapshotFormat = format
+        return options
+    }
+
+    /// A store of `Item`s named "a" to "e", keys 1 to 5, saved and closed;
+    /// compacted into `format` if `compacted`.
+    static func makeStore(at path: String, compacted: Bool = false, format: SnapshotFormat = .paged) throws {
+        let store = try Store(path: path, model: model, options: options(format))
         let context = store.newContext()
         for name in ["a", "b", "c", "d", "e"] {
             let item = try context.insert("Item")
@@ -142,7 +145,7 @@ struct HostileContentTests {
     func snapshotNextKeyPastLimit(nextKey: UInt64) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/store.logstore"
-            try Self.makeStore(at: path, compacted: true)
+            try Self.makeStore(at: path, compacted: true, format: .indexFrame)
             let file = try JournalFixtures.read(path)
             // Every index field is chosen here; the mutation only re-encodes.
             var content = try #require(ContentMutation.Content(file))
@@ -210,14 +213,14 @@ struct HostileContentTests {
     func mutationKeepsChecksums() throws {
         try withTemporaryDirectory { directory in
             var seeds: [[UInt8]] = []
-            for compacted in [false, true] {
-                let path = directory + "/seed-\(compacted).logstore"
-                try Self.makeStore(at: path, compacted: compacted)
+            for (compacted, format) in [(false, SnapshotFormat.paged), (true, .indexFrame), (true, .paged)] {
+                let path = directory + "/seed-\(compacted)-\(format).logstore"
+                try Self.makeStore(at: path, compacted: compacted, format: format)
                 try Self.append(to: path) { [Self.insert($0, key: 9, owner: 2)] }
                 seeds.append(try JournalFixtures.read(path))
             }
             var changed = 0, refused = 0
-            for seed in 0..<300 {
+            for seed in 0..<450 {
                 var random = JournalFixtures.SeededGenerator(seed: UInt64(seed))
                 let original = seeds[seed % seeds.count]
                 let mutated = ContentMutation.mutate(original, rounds: 1 + seed % 3) { Int.random(in: 0..<$0, using: &random) }
@@ -231,16 +234,16 @@ struct HostileContentTests {
                 }
             }
             // Most mutations change the file, and some of those are content a reader refuses.
-            #expect(changed > 240 && refused > 30, "\(changed) of 300 changed, \(refused) refused")
+            #expect(changed > 360 && refused > 45, "\(changed) of 450 changed, \(refused) refused")
         }
     }
 
     @Test("Re-encoding a store's content unchanged gives a store that opens with the same objects")
     func contentRoundTrip() throws {
         try withTemporaryDirectory { directory in
-            for compacted in [false, true] {
-                let path = directory + "/\(compacted).logstore"
-                try Self.makeStore(at: path, compacted: compacted)
+            for (compacted, format) in [(false, SnapshotFormat.paged), (true, .indexFrame), (true, .paged)] {
+                let path = directory + "/\(compacted)-\(format).logstore"
+                try Self.makeStore(at: path, compacted: compacted, format: format)
                 try Self.append(to: path) { [Self.insert($0, key: 9, owner: 2)] }
                 let content = try #require(ContentMutation.Content(try JournalFixtures.read(path)))
                 try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)

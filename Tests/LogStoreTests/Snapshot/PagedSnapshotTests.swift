@@ -261,6 +261,51 @@ struct PagedSnapshotTests {
         }
     }
 
+    @Test("A file cut short inside its snapshot, or with an index block missing (zeros where it was), is .corruptSnapshot; salvage keeps every record a whole data block holds")
+    func tornOrMissing() throws {
+        try withTemporaryDirectory { directory in
+            let pristine = directory + "/pristine.logstore"
+            let model = try CounterModel.make()
+            var options = Self.paged
+            options.snapshotBlockSize = 4 << 10
+            let before: [String: [UInt64: [StoredValue]]]
+            do {
+                let store = try Store(path: pristine, model: model, options: options)
+                defer { store.close() }
+                try CompactionTests.fill(store, counters: 3_000)
+                try store.compact()
+                before = Self.namedContents(of: store)
+            }
+            let bytes = try StoreFileSurgery(path: pristine).bytes
+            let rootOffset = Int(try #require(try Self.header(pristine).snapshotRootOffset))
+            let frames = try Self.frames(bytes)
+            let indexBlocks = frames.filter { $0.header.kind == .indexBlock }
+            var damaged: [(String, [UInt8])] = []
+            for cut in [FileLayout.pagedFramesStart, FileLayout.pagedFramesStart + 100, rootOffset / 2, rootOffset, rootOffset + 30] {
+                damaged.append(("cut at \(cut)", Array(bytes[..<cut])))
+            }
+            for block in [indexBlocks.first!, indexBlocks.last!] {
+                var missing = bytes
+                missing.replaceSubrange(block.offset..<(block.offset + Int(block.header.frameSize)), with: repeatElement(0, count: Int(block.header.frameSize)))
+                damaged.append(("index block at \(block.offset) zeroed", missing))
+            }
+            for (number, (what, file)) in damaged.enumerated() {
+                let path = directory + "/damaged-\(number).logstore"
+                try JournalFixtures.write(file, to: path)
+                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: options) }
+                #expect(error?.kind == .corruptSnapshot, "\(what): \(String(describing: error))")
+                #expect(error?.message.contains(path) == true, "\(what)")
+                guard what.hasSuffix("zeroed") else { continue }
+                // Every data block is whole: salvage keeps every record.
+                var salvaging = options
+                salvaging.recoveryMode = .salvage
+                let store = try Store(path: path, model: model, options: salvaging)
+                defer { store.close() }
+                #expect(Self.namedContents(of: store) == before, "\(what)")
+            }
+        }
+    }
+
     @Test("A root this version cannot read whole (more runs, or not a base root) is refused, never read in part")
     func rootsThisVersionDoesNotRead() throws {
         try withTemporaryDirectory { directory in
