@@ -32,8 +32,8 @@ enum StoreFileTarget {
 
         // Recovery must always produce a store that verifies and opens.
         let recovered = directory + "/recovered.logstore"
-        if (try? StoreInspector.recover(path: path, to: recovered)) != nil {
-            mustBeSound(recovered, "the output of recover")
+        if let recovery = try? StoreInspector.recover(path: path, to: recovered) {
+            mustBeSound(recovered, "the output of recover", modelLost: recovery.recordedModelLost)
         }
 
         // So must an open that salvages, on what it leaves behind.
@@ -66,7 +66,9 @@ enum StoreFileTarget {
         }
     }
 
-    static func mustBeSound(_ path: String, _ what: String) {
+    /// `modelLost`: the recovery said the recorded model was lost with the
+    /// damage, so the store may not open without the app's.
+    static func mustBeSound(_ path: String, _ what: String, modelLost: Bool = false) {
         let report: VerificationReport
         do { report = try StoreInspector.verify(path: path) } catch { fatalError("\(what) does not verify: \(error)") }
         precondition(report.isValid, "\(what) has problems: \(report.problems)")
@@ -74,7 +76,7 @@ enum StoreFileTarget {
         do {
             try Store(recordedModelAt: path, options: readOnly).close()
             precondition(readEverything(path, options: readOnly), "\(what) opens once but not twice")
-        } catch where error.kind == .modelMismatch && holdsOnlyKeyReservations(path) {
+        } catch where error.kind == .modelMismatch && (modelLost || holdsOnlyKeyReservations(path)) {
             // Sound, and empty but for the keys it keeps reserved: the
             // damage took the first save, which carried the model, so there
             // is no model to open it with.

@@ -38,6 +38,16 @@ public struct FileHeader: Hashable, Sendable {
         UInt64(readVersion >= FileLayout.pagedSnapshotVersion ? FileLayout.pagedFramesStart : FileLayout.headerSize)
     }
 
+    /// ``framesStart``, for a file of `fileSize` bytes at `path`, which must
+    /// not end before it: a version 5 file is created whole up to its first
+    /// frame (FORMAT.md §13.2), so a shorter one was cut short.
+    func framesStart(fileSize: UInt64, path: String) throws(LogStoreError) -> UInt64 {
+        guard fileSize >= framesStart else {
+            throw LogStoreError(.corruptHeader, "\(path) is \(fileSize) bytes long, but a format version \(readVersion) file holds \(framesStart) bytes of header and anchor pages before its first frame: it was cut short, and holds no saves; restore it from a backup, or remove it to start a new store", path: path, offset: fileSize)
+        }
+        return framesStart
+    }
+
     /// The 64 bytes of the header.
     func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: FileLayout.headerSize)

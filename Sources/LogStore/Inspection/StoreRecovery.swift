@@ -55,6 +55,11 @@ public struct StoreRecovery: Sendable, Hashable, Codable {
     public var droppedTransactions = 0
     /// References to lost records, made null (or left out of a to-many list).
     public var nullifiedReferences = 0
+    /// Whether the recorded model was lost with the snapshot's index: the
+    /// new store keeps every record it could read, but records no model,
+    /// so it opens with the app's model (`Store(path:model:)`), not with
+    /// `Store(recordedModelAt:)`.
+    public var recordedModelLost = false
 
     /// Whether the new store holds everything the old one did.
     public var isComplete: Bool { lostBytes == 0 }
@@ -88,7 +93,7 @@ extension StoreInspector {
         }
         return try withFile(path) { (file, header, size) throws(LogStoreError) in
             var origin = TailOrigin(file: file)
-            origin.start = header.framesStart
+            origin.start = try header.framesStart(fileSize: size, path: path)
             if header.snapshotIndexOffset != nil || header.snapshotRootOffset != nil {
                 do throws(LogStoreError) {
                     // Reads the index and checks every block's checksum.
@@ -152,6 +157,7 @@ extension StoreInspector {
         recovery.droppedChanges = outcome.droppedChanges
         recovery.droppedTransactions = outcome.droppedTransactions
         recovery.nullifiedReferences = outcome.nullifiedReferences
+        recovery.recordedModelLost = outcome.modelLost
         return recovery
     }
 

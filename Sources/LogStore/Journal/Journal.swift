@@ -131,7 +131,7 @@ public final class Journal: Sendable {
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?
         var origin = TailOrigin(file: file)
-        origin.start = header.framesStart
+        origin.start = try header.framesStart(fileSize: fileSize, path: path)
         if let opened = try SnapshotFile.open(file, header: header, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity) {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)

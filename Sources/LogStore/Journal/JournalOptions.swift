@@ -51,7 +51,8 @@ public struct JournalOptions: Sendable, Hashable {
     /// default). A compaction's new file takes the store file's own mode,
     /// owner, group and extended attributes instead.
     public var filePermissions: UInt16
-    /// LZ4 (the default) or none, for frames this journal appends.
+    /// LZ4 (the default) or none, for frames this journal appends and the
+    /// snapshots its compactions write.
     public var compression: Compression
     /// When a store compacts its journal by itself; see ``CompactionPolicy``.
     public var compaction: CompactionPolicy

@@ -87,9 +87,10 @@ struct PagedSnapshotReader {
         guard root.generation == 1, root.journalOffset == rootOffset else {
             throw damaged("the file's header names it as the base root, but it is of generation \(root.generation) and starts the journal at \(root.journalOffset)")
         }
-        guard root.runs.count == 1, let run = root.runs.first else {
-            throw LogStoreError(.unsupportedFormatVersion, "the snapshot root at offset \(rootOffset) of \(path) lists \(root.runs.count) runs; this LogStore reads the base root of one run its compactions write: open the file with a newer LogStore", path: path, offset: rootOffset)
+        guard root.runs.count == 1, let run = root.runs.first, run.historyFrom == run.lastSequence else {
+            throw LogStoreError(.unsupportedFormatVersion, "the snapshot root at offset \(rootOffset) of \(path) lists \(root.runs.count) runs, or keeps history; this LogStore reads the base root of one run without history that its compactions write: open the file with a newer LogStore", path: path, offset: rootOffset)
         }
+
         guard run.extentStart >= UInt64(FileLayout.pagedFramesStart), run.extentEnd <= rootOffset, run.catalog == root.catalog else {
             throw damaged("its run lies outside \(FileLayout.pagedFramesStart) ..< \(rootOffset), or names another catalog than the root")
         }
@@ -116,7 +117,7 @@ struct PagedSnapshotReader {
 
     /// The frame `handle` names, within `region`: its payload, decompressed,
     /// and header, checked against the handle and `kind`.
-    private func read(_ handle: FrameHandle, kind: FrameKind, what: String, region: Range<UInt64>) throws(LogStoreError) -> ([UInt8], FrameHeader) {
+    private func read(_ handle: FrameHandle, kind: FrameKind, what: String, region: Range<UInt64>, sequence: UInt64? = nil) throws(LogStoreError) -> ([UInt8], FrameHeader) {
         guard handle.offset >= region.lowerBound, handle.offset <= region.upperBound, handle.frameSize <= region.upperBound - handle.offset else {
             throw damaged(what, at: handle.offset, "it is named outside \(region.lowerBound) ..< \(region.upperBound), where it must lie")
         }
@@ -125,7 +126,8 @@ struct PagedSnapshotReader {
         case .success(let frame): (header, stored) = frame
         case .failure(let failure): throw damaged(what, at: handle.offset, failure.reason)
         }
-        guard header.kind == kind, header.storedSize == handle.storedSize, header.rawSize == handle.rawSize, header.checksum == handle.checksum else {
+        guard header.kind == kind, header.storedSize == handle.storedSize, header.rawSize == handle.rawSize, header.checksum == handle.checksum,
+              sequence.map({ $0 == header.sequence }) ?? true else {
             throw damaged(what, at: handle.offset, "it is not the \(kind) frame its handle names")
         }
         do throws(DecodeFailure) {
@@ -151,12 +153,13 @@ struct PagedSnapshotReader {
             SnapshotIndex.Entity(name: $0.name, slots: $0.slots, nextKey: $1, keys: [])
         }
         for (position, table) in run.tables.enumerated() {
-            guard table.entity < catalog.entities.count else {
+            // The key directory names entity 0 whatever the model holds.
+            guard table.type == PagedTableType.keys.rawValue || table.entity < catalog.entities.count else {
                 throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) names entity #\(table.entity), but the catalog lists \(catalog.entities.count)")
             }
             guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
             let reader = PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
-                let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd)
+                let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd, sequence: run.number)
                 tally.frames.add(1, ordering: .relaxed)
                 tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
                 tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
@@ -167,7 +170,7 @@ struct PagedSnapshotReader {
                 }
             }
             switch tree.type {
-            case .keys: try readKeyDirectory(reader, into: &index)
+            case .keys: try readKeyDirectory(reader, extent: run.extentStart..<run.extentEnd, into: &index)
             case .values:
                 if let values = try readValues(reader, entity: table.entity, attribute: table.name) { index.indexes.append(values) }
             case .targets: index.pointers.append(try readTargets(reader, entity: table.entity, relationship: table.name))
@@ -178,11 +181,20 @@ struct PagedSnapshotReader {
 
     /// Walks the key directory leaf by leaf: each data block it lists
     /// becomes a directory entry, and each live key joins its entity's list.
-    private func readKeyDirectory(_ reader: PagedTreeReader, into index: inout SnapshotIndex) throws(LogStoreError) {
+    private func readKeyDirectory(_ reader: PagedTreeReader, extent: Range<UInt64>, into index: inout SnapshotIndex) throws(LogStoreError) {
         var cursor = try reader.first()
+        var previousOffset: UInt64?
         while let leaf = try cursor.nextLeaf() {
             var entry = 0
             for dataBlock in leaf.dataBlocks {
+                // Within the run, each after the one before: a block listed
+                // twice would load its records twice.
+                let handle = dataBlock.handle
+                guard handle.offset >= extent.lowerBound, handle.offset <= extent.upperBound, handle.frameSize <= extent.upperBound - handle.offset,
+                      previousOffset.map({ handle.offset > $0 }) ?? true else {
+                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or before the block listed before it")
+                }
+                previousOffset = handle.offset
                 var block = SnapshotIndex.Block(
                     offset: dataBlock.handle.offset, storedSize: dataBlock.handle.storedSize, rawSize: dataBlock.handle.rawSize,
                     checksum: dataBlock.handle.checksum, recordCount: dataBlock.recordCount,
@@ -195,10 +207,10 @@ struct PagedSnapshotReader {
                     }
                     if slot == 0 { (block.firstEntity, block.firstKey) = (entity, key.key) }
                     (block.lastEntity, block.lastKey) = (entity, key.key)
-                    if key.state == .present {
-                        index.entities[entity].keys.append(key.key)
-                    } else {
-                        block.skipped.append(slot)
+                    switch key.state {
+                    case .present: index.entities[entity].keys.append(key.key)
+                    case .tombstone: block.skipped.append(slot)
+                    case .olderVersion: throw Self.olderVersion(reader, at: dataBlock.handle.offset, path: path)
                     }
                     entry += 1
                 }
@@ -216,6 +228,7 @@ struct PagedSnapshotReader {
         while let (group, entry) = try cursor.next() {
             guard case .value(let value, let cut) = group else { continue }
             if cut { return nil }
+            if entry.state == .olderVersion { throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path) }
             guard entry.state == .present else { continue }
             if let open, PagedGroup.order(open, group) == .orderedSame {
                 index.counts[index.counts.count - 1] += 1
@@ -234,6 +247,7 @@ struct PagedSnapshotReader {
         var pointers = SnapshotIndex.Pointers(entity: entity, relationship: relationship, targets: [], counts: [], sources: [])
         var cursor = try reader.first()
         while let (group, entry) = try cursor.next() {
+            if entry.state == .olderVersion { throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path) }
             guard case .target(let target) = group, entry.state == .present else { continue }
             if pointers.targets.last == target {
                 pointers.counts[pointers.counts.count - 1] += 1
@@ -244,6 +258,11 @@ struct PagedSnapshotReader {
             pointers.sources.append(entry.key)
         }
         return pointers
+    }
+
+    /// An older version in a run that keeps no history (the root says so).
+    private static func olderVersion(_ reader: PagedTreeReader, at offset: UInt64, path: String) -> LogStoreError {
+        PagedTreeReader.damage(path: path, run: reader.tree.run, offset: offset, reason: "its table lists an older version of a record, which a run without history does not keep")
     }
 
     // MARK: - Every frame of the run
@@ -261,7 +280,7 @@ struct PagedSnapshotReader {
             switch header.kind {
             case .snapshotBlock where header.sequence == run.number:
                 let expected = blocks < directory.count ? directory[blocks] : nil
-                guard let expected, expected.offset == frame.offset, expected.checksum == header.checksum, expected.storedSize == header.storedSize else {
+                guard let expected, expected.offset == frame.offset, expected.checksum == header.checksum, expected.storedSize == header.storedSize, expected.rawSize == header.rawSize else {
                     mismatch = (blocks + 1, frame.offset, "it is not the block the key directory lists there")
                     throw DecodeFailure("it is not the block the key directory lists there")
                 }

@@ -23,6 +23,8 @@ struct PagedTreeReader: Sendable {
         /// The branches from the top down, and which child each is in.
         fileprivate var path: [(block: PagedBlock, child: Int)] = []
         fileprivate var leaf: PagedBlock?
+        /// Where the leaf is in the file.
+        fileprivate var leafOffset: UInt64 = 0
         fileprivate var index = 0
 
         /// The entry at the cursor, and moves past it; nil past the last.
@@ -55,11 +57,14 @@ struct PagedTreeReader: Sendable {
         /// Moves to the first entry of the next leaf, or past the end.
         ///
         /// The next leaf must go on where this one ended: its first entry
-        /// after this one's last, or the same key's older version. Checking
-        /// each step keeps a crafted tree whose branches share blocks from
-        /// yielding entries twice, or a walk as long as the counts it claims.
+        /// after this one's last, or the same key's older version; and it
+        /// must lie after this one in the file, as a writer appends leaves
+        /// in order (FORMAT.md §13.5). Checking each step keeps a crafted
+        /// tree whose branches share blocks from yielding entries twice, or
+        /// a walk longer than the file.
         private mutating func advanceLeaf() throws(LogStoreError) {
             let previous = leaf.flatMap { $0.entries.isEmpty ? nil : ($0.groups[$0.groups.count - 1], $0.entries[$0.entries.count - 1].key) }
+            let previousOffset = leafOffset
             leaf = nil
             index = 0
             while let (branch, popped) = path.popLast() {
@@ -67,6 +72,9 @@ struct PagedTreeReader: Sendable {
                 guard child < branch.children.count else { continue }
                 path.append((branch, child))
                 try descendFirst(from: branch.children[child], level: branch.level - 1)
+                guard leafOffset > previousOffset else {
+                    throw reader.damaged(leafOffset, "the tree leads back to it after the block at \(previousOffset), which it must follow in the file")
+                }
                 if let previous, let next = leaf, let first = next.first {
                     let order = PagedGroup.order(previous, first)
                     guard order == .orderedAscending || (order == .orderedSame && next.entries[0].state == .olderVersion) else {
@@ -80,11 +88,14 @@ struct PagedTreeReader: Sendable {
         /// Descends from `child` to its leftmost leaf.
         fileprivate mutating func descendFirst(from child: PagedBlock.Child, level: Int) throws(LogStoreError) {
             var block = try reader.block(child.handle, level: level, expected: child)
+            var offset = child.handle.offset
             while !block.isLeaf {
                 path.append((block, 0))
+                offset = block.children[0].handle.offset
                 block = try reader.block(block.children[0].handle, level: block.level - 1, expected: block.children[0])
             }
             leaf = block
+            leafOffset = offset
         }
     }
 
@@ -92,6 +103,7 @@ struct PagedTreeReader: Sendable {
     func seek(_ group: PagedGroup, key: UInt64) throws(LogStoreError) -> Cursor {
         var cursor = Cursor(reader: self)
         var block = try top()
+        var offset = tree.top.offset
         let target = (group: group, key: key)
         while !block.isLeaf {
             // The last child starting before the target (the first if none):
@@ -105,6 +117,7 @@ struct PagedTreeReader: Sendable {
             }
             let chosen = max(low - 1, 0)
             cursor.path.append((block, chosen))
+            offset = block.children[chosen].handle.offset
             block = try self.block(block.children[chosen].handle, level: block.level - 1, expected: block.children[chosen])
         }
         var low = 0, high = block.entries.count
@@ -114,6 +127,7 @@ struct PagedTreeReader: Sendable {
             if PagedGroup.order(here, target) == .orderedAscending { low = middle + 1 } else { high = middle }
         }
         cursor.leaf = block
+        cursor.leafOffset = offset
         cursor.index = low
         return cursor
     }
@@ -124,6 +138,7 @@ struct PagedTreeReader: Sendable {
         let top = try top()
         if top.isLeaf {
             cursor.leaf = top
+            cursor.leafOffset = tree.top.offset
         } else {
             cursor.path.append((top, 0))
             try cursor.descendFirst(from: top.children[0], level: top.level - 1)

@@ -220,8 +220,10 @@ final class SnapshotFile: Sendable {
     static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, paged: Bool = false, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
+        let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
+        guard !overflow else { throw damaged("it is said to lie past the largest offset a file can have") }
         let frame: (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: entry.offset + entry.frameSize) {
+        switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: end) {
         case .success(let read): frame = read
         case .failure(let failure): throw damaged(failure.reason)
         }
@@ -233,9 +235,18 @@ final class SnapshotFile: Sendable {
             if let context, block.context.map(context.agrees) != true {
                 throw DecodeFailure("the context it starts with is not what the index says")
             }
-            // A tombstone the key directory lists as live would read as a record.
-            if paged, let slot = (0..<block.count).first(where: { block.isTombstone($0) && !entry.skipped.contains($0) }) {
-                throw DecodeFailure("its record \(slot + 1) is a tombstone where the key directory lists a live record")
+            // Tombstones exactly where the key directory lists them (a run
+            // without history skips nothing else): a tombstone read as a
+            // record, or a record left out as one, would change the store.
+            if paged {
+                var skipped = entry.skipped.makeIterator(), nextSkipped = skipped.next()
+                for slot in 0..<block.count {
+                    let listed = nextSkipped == slot
+                    if listed { nextSkipped = skipped.next() }
+                    guard listed == block.isTombstone(slot) else {
+                        throw DecodeFailure("its record \(slot + 1) is \(listed ? "a record" : "a tombstone") where the key directory lists \(listed ? "a tombstone" : "a live record")")
+                    }
+                }
             }
             guard block.count == entry.recordCount, block.entities.first == entry.firstEntity, block.keys.first == entry.firstKey,
                   block.entities.last == entry.lastEntity, block.keys.last == entry.lastKey else {

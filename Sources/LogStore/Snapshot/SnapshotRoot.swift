@@ -179,7 +179,9 @@ extension SnapshotRoot {
                 }
             } else {
                 let previous = run.tables[position - 1]
-                guard table.type != PagedTableType.keys.rawValue, position == 1 || (previous.entity, previous.name) < (table.entity, table.name) else {
+                // Names compare as UTF-8 bytes, as the writer orders them.
+                let ordered = previous.entity != table.entity ? previous.entity < table.entity : previous.name.utf8.lexicographicallyPrecedes(table.name.utf8)
+                guard table.type != PagedTableType.keys.rawValue, position == 1 || ordered else {
                     throw DecodeFailure("table \(position) of run \(run.number) is out of order, or a second key directory")
                 }
             }

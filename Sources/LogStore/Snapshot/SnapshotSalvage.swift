@@ -159,6 +159,7 @@ struct SnapshotSalvage {
         var droppedTransactions = 0
         var droppedChanges = 0
         var nullifiedReferences = 0
+        var modelLost = false
         /// Valid transactions after damage in the journal, which cannot be kept.
         var unreadable = ReadableAfterDamage()
         var newLastSequence: UInt64 = 0
@@ -175,6 +176,9 @@ struct SnapshotSalvage {
     var knownDamage: [VerificationProblem] = []
     var knownLost: [LostRecords] = []
     var knownDamagedBytes: UInt64 = 0
+    /// Whether the recorded model was lost with the index: the new store
+    /// then records none, and opens only with the app's model.
+    var modelLost = false
 
     /// Reads every block, checking each whole; returns those that read and
     /// the damage of the others.
@@ -205,6 +209,7 @@ struct SnapshotSalvage {
         // the directory's counts add up), so the lost keys are exact.
         let damagedNumbers = Set(damage.map(\.number))
         outcome.lostRecords = knownLost
+        outcome.modelLost = modelLost
         var cursor = BlockCursor(index.blocks)
         var keys = KeyHighWater()
         for entity in index.entities {
@@ -581,7 +586,8 @@ extension SnapshotSalvage {
                 : "\(damage.message). The index was rebuilt from the blocks; the recorded model and the store dictionary, which only the index holds, are lost")
         return SnapshotSalvage(
             file: file, header: header, index: index, tailStart: tailStart, size: size, knownDamage: [problem], knownLost: lost,
-            knownDamagedBytes: (indexOffset - start - min(blockBytes, indexOffset - start)) + (tailStart - indexOffset))
+            knownDamagedBytes: (indexOffset - start - min(blockBytes, indexOffset - start)) + (tailStart - indexOffset),
+            modelLost: keptCatalog == nil)
     }
 }
 

@@ -42,14 +42,17 @@ enum SnapshotFormat: Sendable, Hashable {
 /// writer append to the one file position.
 final class FrameAppender {
     private let file: any FileIO
-    private let compressor = LZ4.Compressor()
+    private let compressor: LZ4.Compressor?
     private let timestamp: Int64
     private var frame = ByteWriter(capacity: SnapshotLayout.defaultBlockSize + 4096)
     /// Where the next frame goes.
     private(set) var offset: UInt64
 
-    init(file: any FileIO, at offset: UInt64, time: Date) {
+    /// An appender at `offset` of `file`, compressing each payload with LZ4
+    /// when that makes it smaller unless `compression` is `.none`.
+    init(file: any FileIO, at offset: UInt64, time: Date, compression: JournalOptions.Compression) {
         self.file = file
+        compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.offset = offset
         timestamp = Microseconds(time)
     }
@@ -110,11 +113,11 @@ struct SnapshotWriter {
 
     /// A writer of a snapshot at `sequence` whose blocks start with
     /// `context` (whose sequence it must be), into `file`.
-    init(file: any FileIO, format: SnapshotFormat = .indexFrame, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
+    init(file: any FileIO, format: SnapshotFormat = .indexFrame, compression: JournalOptions.Compression = .lz4, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
         self.format = format
         self.time = time
         let start = format == .paged ? FileLayout.pagedFramesStart : FileLayout.headerSize
-        appender = FrameAppender(file: file, at: UInt64(start), time: time)
+        appender = FrameAppender(file: file, at: UInt64(start), time: time, compression: compression)
         index = SnapshotIndex(sequence: context.sequence, blockSize: max(blockSize, 1))
         index.blocksHaveContext = true
         index.isPaged = format == .paged

@@ -104,7 +104,12 @@ struct EntityTable: Sendable {
                 guard entry.isPresent else { return }
                 if entry.isInSnapshot {
                     if block?.number != entry.block { block = snapshot?.block(entry.block) }
-                    _ = block?.withValues(at: Int(entry.length), key: key) { body(key, entry.version, $0) }
+                    guard let block else { return }
+                    // The block keeps the transaction that last changed the
+                    // record; open gives every record the snapshot's, which
+                    // is never older (a crafted block's is not trusted past it).
+                    let slot = Int(entry.length)
+                    _ = block.withValues(at: slot, key: key) { body(key, min(block.versions[slot], entry.version), $0) }
                 } else {
                     body(key, entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
                 }

@@ -4,7 +4,7 @@
 
 import Foundation
 import Testing
-@_spi(Benchmarks) @testable import LogStore
+@_spi(Benchmarks) @_spi(Fuzzing) @testable import LogStore
 
 @Suite("Paged snapshot")
 struct PagedSnapshotTests {
@@ -351,6 +351,175 @@ struct PagedSnapshotTests {
             #expect(try rewrite(farCatalog)?.kind == .corruptSnapshot)
 
             #expect(try rewrite(root) == nil, "the same root, written again, opens")
+        }
+    }
+
+    // MARK: - Crafted files (checksums valid)
+
+    /// A compacted paged store of a few counters, taken apart: its content,
+    /// the root frame's position, the root, and the key directory's top leaf.
+    static func takeApart(_ path: String) throws -> (content: ContentMutation.Content, rootFrame: Int, root: SnapshotRoot, leafFrame: Int, leaf: PagedBlock) {
+        let model = try CounterModel.make()
+        do {
+            let store = try Store(path: path, model: model, options: paged)
+            defer { store.close() }
+            try CounterModel.insertCounters(20, into: store.newContext())
+            try store.compact()
+        }
+        let content = try #require(ContentMutation.Content(try StoreFileSurgery(path: path).bytes))
+        let rootFrame = try #require(content.frames.firstIndex { $0.kind == .root })
+        let root = try content.frames[rootFrame].payload.withUnsafeBytes { try SnapshotRoot(decoding: $0) }
+        let top = root.runs[0].tables[0]
+        try #require(top.height == 0, "20 counters fit one leaf")
+        let leafFrame = try #require(content.frames.firstIndex { $0.offset == top.top.offset })
+        let leaf = try content.frames[leafFrame].payload.withUnsafeBytes { try PagedBlock(decoding: $0, as: .keys) }
+        return (content, rootFrame, root, leafFrame, leaf)
+    }
+
+    static func indexFrame(_ block: PagedBlock, as type: PagedTableType, offset: UInt64) -> ContentMutation.Content.Frame {
+        ContentMutation.Content.Frame(kind: .indexBlock, sequence: block.run, timestamp: 0, carriesDictionary: false, payload: block.encoded(as: type), storedCodec: .raw, rawSize: 0, offset: offset)
+    }
+
+    @Test("A key directory whose branches lead to one leaf again and again is damage at the second visit, not a walk as long as the counts it claims")
+    func sharedLeafLoop() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/loop.logstore"
+            var (content, rootFrame, root, _, leaf) = try Self.takeApart(path)
+            // A leaf of one entry, an older version of key 1, and two levels of 50 branches to it.
+            var single = PagedBlock(run: leaf.run, table: 0, level: 0)
+            single.dataBlocks = [PagedBlock.DataBlock(handle: leaf.dataBlocks[0].handle, recordCount: 1)]
+            single.groups = [.entity(0)]
+            single.groupEnds = [1]
+            single.entries = [PagedEntry(key: 1, state: .olderVersion)]
+            let fake: UInt64 = 1 << 60
+            let lower = PagedBlock(run: leaf.run, table: 0, level: 1, children: Array(repeating: PagedBlock.Child(group: .entity(0), key: 1, entryCount: 1, handle: FrameHandle(offset: fake, storedSize: 0, rawSize: 0, checksum: 0)), count: 50))
+            let upper = PagedBlock(run: leaf.run, table: 0, level: 2, children: Array(repeating: PagedBlock.Child(group: .entity(0), key: 1, entryCount: 50, handle: FrameHandle(offset: fake + 1, storedSize: 0, rawSize: 0, checksum: 0)), count: 50))
+            content.frames.insert(contentsOf: [Self.indexFrame(single, as: .keys, offset: fake), Self.indexFrame(lower, as: .keys, offset: fake + 1), Self.indexFrame(upper, as: .keys, offset: fake + 2)], at: rootFrame)
+            root.runs[0].tables[0].height = 2
+            root.runs[0].tables[0].entryCount = 2_500
+            root.runs[0].tables[0].top.offset = fake + 2
+            content.frames[rootFrame + 3].payload = root.encoded().bytes
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+
+            let info = try StoreInspector.info(path: path)
+            #expect(info.damage != nil, "read as \(info.snapshot?.blocks ?? 0) blocks")
+            #expect(try StoreInspector.verify(path: path).isValid == false)
+            #expect(JournalFixtures.openError(path, Self.paged)?.kind == .corruptSnapshot)
+        }
+    }
+
+    @Test("A data block handle at the end of the offsets is damage for open, verify, salvage and recover, never a trap")
+    func dataHandlePastTheLargestOffset() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/far.logstore"
+            var (content, _, _, leafFrame, leaf) = try Self.takeApart(path)
+            leaf.dataBlocks[0].handle.offset = .max - 16
+            content.frames[leafFrame].payload = leaf.encoded(as: .keys)
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+            #expect(JournalFixtures.openError(path, Self.paged)?.kind == .corruptSnapshot)
+            #expect(try StoreInspector.verify(path: path).isValid == false)
+            _ = try? StoreInspector.recover(path: path, to: directory + "/recovered.logstore")
+            var salvaging = Self.paged
+            salvaging.recoveryMode = .salvage
+            _ = try? Store(path: path, model: try CounterModel.make(), options: salvaging)
+        }
+    }
+
+    @Test("A live record the key directory lists as a tombstone is a problem verify finds")
+    func recordListedAsTombstone() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/tombstone.logstore"
+            var (content, _, _, leafFrame, leaf) = try Self.takeApart(path)
+            leaf.entries[3].state = .tombstone
+            content.frames[leafFrame].payload = leaf.encoded(as: .keys)
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+            let report = try StoreInspector.verify(path: path)
+            #expect(report.problems.contains { $0.message.contains("tombstone") }, "\(report.problems)")
+        }
+    }
+
+    @Test("A version 5 header with no snapshot, in a file that ends before the anchor pages do, is .corruptHeader everywhere, never a trap")
+    func versionFiveFileCutShort() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/short.logstore"
+            let header = FileHeader(storeID: UUID(), createdAt: Date(), version: FileLayout.pagedSnapshotVersion)
+            try JournalFixtures.write(header.encoded(), to: path)
+            #expect(JournalFixtures.openError(path, Self.paged)?.kind == .corruptHeader)
+            #expect(JournalFixtures.openError(path, JournalOptions(access: .readOnly))?.kind == .corruptHeader)
+            #expect(throws: LogStoreError.self) { try StoreInspector.info(path: path) }
+            #expect(throws: LogStoreError.self) { try StoreInspector.verify(path: path) }
+            #expect(throws: LogStoreError.self) { try StoreInspector.recover(path: path, to: directory + "/recovered.logstore") }
+        }
+    }
+
+    @Test("Indexed attributes whose names order differently as bytes and as text, and a model without entities, compact and reopen")
+    func namesAndEmptyModels() throws {
+        try withTemporaryDirectory { directory in
+            let named = try Model {
+                Entity("Thing") {
+                    Attribute("f", .string, indexed: true)
+                    Attribute("e\u{301}x", .string, indexed: true)
+                }
+            }
+            let path = directory + "/names.logstore"
+            do {
+                let store = try Store(path: path, model: named, options: Self.paged)
+                defer { store.close() }
+                let context = store.newContext()
+                let thing = try context.insert("Thing")
+                thing["f"] = "one"
+                thing["e\u{301}x"] = "two"
+                try context.save()
+                try store.compact()
+            }
+            let store = try Store(path: path, model: named, options: Self.paged)
+            #expect(try store.newContext().fetch(FetchRequest(entityName: "Thing", predicate: ObjectPredicate("f == 'one'"))).count == 1)
+            store.close()
+
+            let emptyPath = directory + "/empty.logstore"
+            let empty = try Model(entities: [])
+            do {
+                let store = try Store(path: emptyPath, model: empty, options: Self.paged)
+                defer { store.close() }
+                try store.compact()
+            }
+            try Store(path: emptyPath, model: empty, options: Self.paged).close()
+            #expect(try Self.header(emptyPath).snapshotRootOffset != nil)
+        }
+    }
+
+    @Test("Each record keeps the transaction that last changed it across compactions, not the snapshot's")
+    func versionsSurviveCompactions() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/versions.logstore"
+            let model = try CounterModel.make()
+            do {
+                let store = try Store(path: path, model: model, options: Self.paged)
+                defer { store.close() }
+                let context = store.newContext()
+                for round in 0..<4 {
+                    let counter = try context.insert("Counter")
+                    counter["name"] = "round \(round)"
+                    try context.save()
+                }
+                try store.compact()
+            }
+            func versions() throws -> [UInt64] {
+                let file = try SystemFile(path: path, mode: .readOnly)
+                defer { file.close() }
+                let extent = try #require(try SnapshotFile.read(in: file, header: try Self.header(path), fileSize: try file.size()))
+                let slotCounts = extent.index.entities.map(\.slots.count)
+                return try extent.index.blocks.indices.flatMap { number in
+                    try SnapshotFile.readBlock(number, of: extent.index.blocks, slotCounts: slotCounts, context: extent.index.blockContext, paged: true, in: file).versions
+                }
+            }
+            let first = try versions()
+            #expect(Set(first).count == 4, "\(first)")
+            // Reopened, compacted again with nothing changed: the same versions.
+            let store = try Store(path: path, model: model, options: Self.paged)
+            try store.compact()
+            store.close()
+            #expect(try versions() == first)
         }
     }
 }
