@@ -185,6 +185,17 @@ struct PagedSnapshotReader {
         var cursor = try reader.first()
         var previousOffset: UInt64?
         while let leaf = try cursor.nextLeaf() {
+            // Each entry's entity, from its group: the groups cover the entries in order.
+            var entities: [Int] = []
+            entities.reserveCapacity(leaf.entries.count)
+            var groupStart = 0
+            for (group, end) in zip(leaf.groups, leaf.groupEnds) {
+                guard case .entity(let entity) = group, entity < index.entities.count else {
+                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: leaf.dataBlocks.first?.handle.offset ?? reader.tree.top.offset, reason: "its key directory lists an entity the catalog lacks")
+                }
+                entities.append(contentsOf: repeatElement(entity, count: end - groupStart))
+                groupStart = end
+            }
             var entry = 0
             for dataBlock in leaf.dataBlocks {
                 // Within the run, each after the one before: a block listed
@@ -195,22 +206,21 @@ struct PagedSnapshotReader {
                     throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or before the block listed before it")
                 }
                 previousOffset = handle.offset
+                // The leaf's record counts add up to its entries (checked when decoded).
+                let first = entry, last = entry + dataBlock.recordCount - 1
                 var block = SnapshotIndex.Block(
-                    offset: dataBlock.handle.offset, storedSize: dataBlock.handle.storedSize, rawSize: dataBlock.handle.rawSize,
-                    checksum: dataBlock.handle.checksum, recordCount: dataBlock.recordCount,
-                    firstEntity: 0, firstKey: 0, lastEntity: 0, lastKey: 0)
+                    offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum,
+                    recordCount: dataBlock.recordCount, firstEntity: entities[first], firstKey: leaf.entries[first].key,
+                    lastEntity: entities[last], lastKey: leaf.entries[last].key)
                 for slot in 0..<dataBlock.recordCount {
-                    let group = leaf.groups[leaf.group(ofEntry: entry)]
-                    let key = leaf.entries[entry]
-                    guard case .entity(let entity) = group, entity < index.entities.count, key.key < index.entities[entity].nextKey else {
-                        throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: dataBlock.handle.offset, reason: "its key directory lists a key of an entity the catalog lacks, or one at or past the entity's next key")
+                    let key = leaf.entries[entry], entity = entities[entry]
+                    guard key.key < index.entities[entity].nextKey else {
+                        throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key), at or past the entity's next key")
                     }
-                    if slot == 0 { (block.firstEntity, block.firstKey) = (entity, key.key) }
-                    (block.lastEntity, block.lastKey) = (entity, key.key)
                     switch key.state {
                     case .present: index.entities[entity].keys.append(key.key)
                     case .tombstone: block.skipped.append(slot)
-                    case .olderVersion: throw Self.olderVersion(reader, at: dataBlock.handle.offset, path: path)
+                    case .olderVersion: throw Self.olderVersion(reader, at: handle.offset, path: path)
                     }
                     entry += 1
                 }
@@ -224,20 +234,38 @@ struct PagedSnapshotReader {
     private func readValues(_ reader: PagedTreeReader, entity: Int, attribute: String) throws(LogStoreError) -> SnapshotIndex.Index? {
         var index = SnapshotIndex.Index(entity: entity, attribute: attribute, values: [], counts: [], keys: [])
         var cursor = try reader.first()
+        // A group may go on from one leaf into the next, its value repeated;
+        // `openListed` says whether its value is the last one listed.
         var open: PagedGroup?
-        while let (group, entry) = try cursor.next() {
-            guard case .value(let value, let cut) = group else { continue }
-            if cut { return nil }
-            if entry.state == .olderVersion { throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path) }
-            guard entry.state == .present else { continue }
-            if let open, PagedGroup.order(open, group) == .orderedSame {
-                index.counts[index.counts.count - 1] += 1
-            } else {
-                index.values.append(value)
-                index.counts.append(1)
+        var openListed = false
+        while let leaf = try cursor.nextLeaf() {
+            var start = 0
+            for (group, end) in zip(leaf.groups, leaf.groupEnds) {
+                defer { start = end }
+                guard case .value(let value, let cut) = group else { continue }
+                if cut { return nil }
+                let continues = start == 0 && open.map { PagedGroup.order($0, group) == .orderedSame } == true
+                var added = 0
+                for entry in leaf.entries[start..<end] {
+                    switch entry.state {
+                    case .present:
+                        index.keys.append(entry.key)
+                        added += 1
+                    case .tombstone: break
+                    case .olderVersion: throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path)
+                    }
+                }
                 open = group
+                if continues && openListed {
+                    index.counts[index.counts.count - 1] += added
+                } else if added > 0 {
+                    index.values.append(value)
+                    index.counts.append(added)
+                    openListed = true
+                } else {
+                    openListed = false
+                }
             }
-            index.keys.append(entry.key)
         }
         return index
     }
@@ -246,16 +274,29 @@ struct PagedSnapshotReader {
     private func readTargets(_ reader: PagedTreeReader, entity: Int, relationship: String) throws(LogStoreError) -> SnapshotIndex.Pointers {
         var pointers = SnapshotIndex.Pointers(entity: entity, relationship: relationship, targets: [], counts: [], sources: [])
         var cursor = try reader.first()
-        while let (group, entry) = try cursor.next() {
-            if entry.state == .olderVersion { throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path) }
-            guard case .target(let target) = group, entry.state == .present else { continue }
-            if pointers.targets.last == target {
-                pointers.counts[pointers.counts.count - 1] += 1
-            } else {
-                pointers.targets.append(target)
-                pointers.counts.append(1)
+        while let leaf = try cursor.nextLeaf() {
+            var start = 0
+            for (group, end) in zip(leaf.groups, leaf.groupEnds) {
+                defer { start = end }
+                guard case .target(let target) = group else { continue }
+                var added = 0
+                for entry in leaf.entries[start..<end] {
+                    switch entry.state {
+                    case .present:
+                        pointers.sources.append(entry.key)
+                        added += 1
+                    case .tombstone: break
+                    case .olderVersion: throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path)
+                    }
+                }
+                guard added > 0 else { continue }
+                if pointers.targets.last == target {
+                    pointers.counts[pointers.counts.count - 1] += added
+                } else {
+                    pointers.targets.append(target)
+                    pointers.counts.append(added)
+                }
             }
-            pointers.sources.append(entry.key)
         }
         return pointers
     }

@@ -65,6 +65,33 @@ struct PagedTreeWriter {
         add(group, entry)
     }
 
+    /// Adds the entries of one group, present, with keys increasing: what
+    /// ``append(_:_:)`` does for each, comparing the group once rather than
+    /// at every entry (the open group's value may be a long string).
+    mutating func append(_ group: PagedGroup, presentKeys keys: some Collection<UInt64>) throws(LogStoreError) {
+        guard let first = keys.first else { return }
+        try append(group, PagedEntry(key: first, state: .present))
+        for key in keys.dropFirst() {
+            precondition(key > previousKey ?? 0 && key < RecordID.keyLimit, "keys of a group out of order")
+            let entry = PagedEntry(key: key, state: .present)
+            let size = PagedBlock.entrySize(entry, after: previousKey)
+            if leafBytes + size > blockSize {
+                try closeLeaf()
+                // The group starts again in the new leaf, its value repeated.
+                leafBytes = PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil)
+                leaf.groups.append(group)
+                leaf.groupEnds.append(0)
+            } else {
+                leafBytes += size
+            }
+            leaf.groupEnds[leaf.groupEnds.count - 1] += 1
+            leaf.entries.append(entry)
+            previousKey = key
+            entryCount += 1
+        }
+        last = (group, previousKey ?? first)
+    }
+
     /// Adds a data block of the key directory and its records' entries, in
     /// order: `records` are (entity, entry) pairs.
     mutating func append(dataBlock handle: FrameHandle, records: [(entity: Int, entry: PagedEntry)]) throws(LogStoreError) {

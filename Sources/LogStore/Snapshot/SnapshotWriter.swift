@@ -93,7 +93,12 @@ struct SnapshotWriter {
     private(set) var index: SnapshotIndex
     private(set) var progress = CompactionProgress()
     private var block = ByteWriter(capacity: SnapshotLayout.defaultBlockSize + 4096)
-    private var blockEntry: SnapshotIndex.Block?
+    /// The open block's records: how many, its first and last (entity,
+    /// key). Plain values, not an optional directory entry, since they
+    /// change at every record.
+    private var blockCount = 0
+    private var blockFirst = (entity: 0, key: UInt64(0))
+    private var blockLast = (entity: 0, key: UInt64(0))
 
     /// The context every block starts with (FORMAT.md §11.2, §13.5), as
     /// given and encoded.
@@ -152,14 +157,13 @@ struct SnapshotWriter {
             precondition(entity >= 0 && index.entities[entity].keys.last.map { key > $0 } ?? true, "records out of order")
             index.entities[entity].keys.append(key)
         }
-        if blockEntry == nil { block.append(contentsOf: encodedContext.bytes) }
-        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, paged: format == .paged, to: &block)
-        if blockEntry == nil {
-            blockEntry = SnapshotIndex.Block(offset: appender.offset, storedSize: 0, rawSize: 0, checksum: 0, recordCount: 0, firstEntity: entity, firstKey: key, lastEntity: entity, lastKey: key)
+        if blockCount == 0 {
+            block.append(contentsOf: encodedContext.bytes)
+            blockFirst = (entity, key)
         }
-        blockEntry?.recordCount += 1
-        blockEntry?.lastEntity = entity
-        blockEntry?.lastKey = key
+        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, paged: format == .paged, to: &block)
+        blockCount += 1
+        blockLast = (entity, key)
         progress.records += 1
         progress.rawBytes += UInt64(values.count)
         // blockSize counts the records' bytes: the context is the same in every block.
@@ -216,7 +220,7 @@ struct SnapshotWriter {
             case .pointers(let pointers):
                 var start = 0
                 for (target, count) in zip(pointers.targets, pointers.counts) {
-                    for source in pointers.sources[start..<(start + count)] { try writer.append(.target(target), PagedEntry(key: source, state: .present)) }
+                    try writer.append(.target(target), presentKeys: pointers.sources[start..<(start + count)])
                     start += count
                 }
             }
@@ -230,14 +234,15 @@ struct SnapshotWriter {
         let catalogHandle = try appender.append(.catalog, sequence: index.sequence, catalog.encoded().bytes)
         let rootOffset = appender.offset
         let start = UInt64(FileLayout.pagedFramesStart)
+        let indexBytes: UInt64 = rootOffset - start - dataBytes - catalogHandle.frameSize
+        let baseRun = SnapshotRoot.Run(
+            number: run, firstSequence: min(1, index.sequence), lastSequence: index.sequence, historyFrom: index.sequence,
+            extentStart: start, extentEnd: rootOffset, catalog: catalogHandle, recordCount: UInt64(progress.records), tombstoneCount: 0,
+            dataBytes: dataBytes, indexBytes: indexBytes, tables: tables)
+        let nextKeys: [UInt64] = context.entities.map(\.nextKey)
         let root = SnapshotRoot(
             sequence: index.sequence, generation: 1, previousRoot: 0, journalOffset: rootOffset, catalog: catalogHandle,
-            nextKeys: context.entities.map(\.nextKey),
-            runs: [SnapshotRoot.Run(
-                number: run, firstSequence: min(1, index.sequence), lastSequence: index.sequence, historyFrom: index.sequence,
-                extentStart: start, extentEnd: rootOffset, catalog: catalogHandle, recordCount: UInt64(progress.records), tombstoneCount: 0,
-                dataBytes: dataBytes, indexBytes: rootOffset - start - dataBytes - catalogHandle.frameSize, tables: tables)],
-            nextRun: run + 1, deadBytes: 0)
+            nextKeys: nextKeys, runs: [baseRun], nextRun: run + 1, deadBytes: 0)
         try appender.append(.root, sequence: index.sequence, root.encoded().bytes)
         progress.fileBytes = appender.offset
         try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: FileLayout.pagedSnapshotVersion, snapshotRootOffset: rootOffset))
@@ -254,7 +259,7 @@ struct SnapshotWriter {
         func flush(_ writer: inout PagedTreeWriter) throws(LogStoreError) {
             guard let group else { return }
             if merged { keys.sort() }
-            for key in keys { try writer.append(group, PagedEntry(key: key, state: .present)) }
+            try writer.append(group, presentKeys: keys)
         }
         var start = 0
         for (value, count) in zip(index.values, index.counts) {
@@ -275,21 +280,20 @@ struct SnapshotWriter {
     }
 
     private mutating func writeBlock() throws(LogStoreError) {
-        guard var entry = blockEntry else { return }
+        guard blockCount > 0 else { return }
         let sequence = format == .paged ? Self.baseRun : UInt64(index.blocks.count + 1)
         let handle = try appender.append(.snapshotBlock, sequence: sequence, block.bytes)
-        entry.storedSize = handle.storedSize
-        entry.rawSize = handle.rawSize
-        entry.checksum = handle.checksum
         progress.fileBytes = appender.offset
         if format == .paged {
             dataBytes += handle.frameSize
             try keyDirectory?.append(dataBlock: handle, records: blockRecords)
             blockRecords.removeAll(keepingCapacity: true)
         } else {
-            index.blocks.append(entry)
+            index.blocks.append(SnapshotIndex.Block(
+                offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum, recordCount: blockCount,
+                firstEntity: blockFirst.entity, firstKey: blockFirst.key, lastEntity: blockLast.entity, lastKey: blockLast.key))
         }
-        blockEntry = nil
+        blockCount = 0
         block.removeAll()
     }
 }

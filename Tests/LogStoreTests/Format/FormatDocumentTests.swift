@@ -131,13 +131,15 @@ extension FormatDocumentTests {
     /// offset, a colon, 16 bytes in hex, two spaces and the bytes as ASCII
     /// (printable characters as themselves, others as ".").
     enum HexDump {
-        static func render(_ bytes: [UInt8]) -> String {
+        /// `bytes` as `xxd` shows them, 16 a line; `base` is the file offset
+        /// of the first.
+        static func render(_ bytes: [UInt8], base: Int = 0) -> String {
             var lines: [String] = []
             for start in stride(from: 0, to: bytes.count, by: 16) {
                 let row = bytes[start..<min(start + 16, bytes.count)]
                 let hex = Self.bytes(Array(row))
                 let ascii = String(row.map { (0x20...0x7E).contains($0) ? Character(Unicode.Scalar($0)) : "." })
-                let offset = String(start, radix: 16)
+                let offset = String(base + start, radix: 16)
                 lines.append(String(repeating: "0", count: 8 - offset.count) + offset + ": "
                     + hex + String(repeating: " ", count: 47 - hex.count) + "  " + ascii)
             }
@@ -186,20 +188,21 @@ extension FormatDocumentTests {
         /// each row's bytes are the bytes at its offset, and the rows follow
         /// each other with no gap from the first byte to the last.
         /// The block `name` is the hex dump of `bytes`, and its walkthrough quotes them.
-        static func expectExample(_ name: String, is bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
-            try expectBlock(name, equals: HexDump.render(bytes), sourceLocation: sourceLocation)
-            try expectWalkthrough(name, covers: bytes, sourceLocation: sourceLocation)
+        /// `base`: the file offset of `bytes[0]`, as the dump and the rows show it.
+        static func expectExample(_ name: String, is bytes: [UInt8], base: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            try expectBlock(name, equals: HexDump.render(bytes, base: base), sourceLocation: sourceLocation)
+            try expectWalkthrough(name, covers: bytes, base: base, sourceLocation: sourceLocation)
         }
 
-        static func expectWalkthrough(_ name: String, covers bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) throws {
-            func hexOffset(_ offset: Int) -> String { "0x" + String(offset, radix: 16) }
-            let rows = try walkthroughRows(name)
+        static func expectWalkthrough(_ name: String, covers bytes: [UInt8], base: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            func hexOffset(_ offset: Int) -> String { "0x" + String(base + offset, radix: 16) }
+            let rows = try walkthroughRows(name).map { (offset: $0.offset - base, bytes: $0.bytes) }
             #expect(!rows.isEmpty, "FORMAT.md has no walkthrough rows between <!-- walkthrough:begin \(name) --> and its end marker", sourceLocation: sourceLocation)
             var next = 0
             for row in rows {
                 #expect(row.offset == next, "walkthrough \(name): the row at \(hexOffset(row.offset)) should start at \(hexOffset(next))", sourceLocation: sourceLocation)
                 let end = row.offset + row.bytes.count
-                let actual = end <= bytes.count ? Array(bytes[row.offset..<end]) : []
+                let actual = row.offset >= 0 && end <= bytes.count ? Array(bytes[row.offset..<end]) : []
                 #expect(actual == row.bytes, "walkthrough \(name): the bytes at \(hexOffset(row.offset)) are \(HexDump.bytes(actual)), not \(HexDump.bytes(row.bytes))", sourceLocation: sourceLocation)
                 next = end
             }

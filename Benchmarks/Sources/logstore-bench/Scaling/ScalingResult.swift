@@ -116,8 +116,10 @@ struct MemoryRow: Encodable, Sendable {
     /// File bytes per record.
     var logStoreFilePerRecord: Double
     var sqliteFilePerRecord: Double
-    /// Raw bytes of LogStore's snapshot index frame per record: one frame
-    /// of at most 256 MiB in format 4, so it says where compaction stops.
+    /// Raw bytes of LogStore's snapshot index per record: in format 4 one
+    /// frame of at most 256 MiB, so it said where compaction stopped; in
+    /// format 5 (what compactions write) its index blocks, catalog and root,
+    /// with no such limit. The name is kept so that results compare.
     var logStoreIndexFramePerRecord: Double
 }
 
