@@ -245,16 +245,7 @@ struct PagedSnapshotReader {
                 guard case .value(let value, let cut) = group else { continue }
                 if cut { return nil }
                 let continues = start == 0 && open.map { PagedGroup.order($0, group) == .orderedSame } == true
-                var added = 0
-                for entry in leaf.entries[start..<end] {
-                    switch entry.state {
-                    case .present:
-                        index.keys.append(entry.key)
-                        added += 1
-                    case .tombstone: break
-                    case .olderVersion: throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path)
-                    }
-                }
+                let added = try appendPresent(leaf.entries[start..<end], to: &index.keys, reader)
                 open = group
                 if continues && openListed {
                     index.counts[index.counts.count - 1] += added
@@ -279,16 +270,7 @@ struct PagedSnapshotReader {
             for (group, end) in zip(leaf.groups, leaf.groupEnds) {
                 defer { start = end }
                 guard case .target(let target) = group else { continue }
-                var added = 0
-                for entry in leaf.entries[start..<end] {
-                    switch entry.state {
-                    case .present:
-                        pointers.sources.append(entry.key)
-                        added += 1
-                    case .tombstone: break
-                    case .olderVersion: throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path)
-                    }
-                }
+                let added = try appendPresent(leaf.entries[start..<end], to: &pointers.sources, reader)
                 guard added > 0 else { continue }
                 if pointers.targets.last == target {
                     pointers.counts[pointers.counts.count - 1] += added
@@ -299,6 +281,23 @@ struct PagedSnapshotReader {
             }
         }
         return pointers
+    }
+
+    /// Appends the keys of the present entries among `entries` to `keys`,
+    /// and returns how many: a tombstone hides nothing in the only run, and
+    /// an older version is damage in a run without history.
+    private func appendPresent(_ entries: ArraySlice<PagedEntry>, to keys: inout [UInt64], _ reader: PagedTreeReader) throws(LogStoreError) -> Int {
+        var added = 0
+        for entry in entries {
+            switch entry.state {
+            case .present:
+                keys.append(entry.key)
+                added += 1
+            case .tombstone: break
+            case .olderVersion: throw Self.olderVersion(reader, at: reader.tree.top.offset, path: path)
+            }
+        }
+        return added
     }
 
     /// An older version in a run that keeps no history (the root says so).
