@@ -71,15 +71,10 @@ struct PagedSnapshotReader {
     /// The root and its frame's header.
     func readRoot() throws(LogStoreError) -> (SnapshotRoot, FrameHeader) {
         func damaged(_ reason: String) -> LogStoreError { self.damaged("snapshot root", at: rootOffset, reason) }
-        let (header, stored): (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: rootOffset, limit: fileSize) {
-        case .success(let frame): (header, stored) = frame
-        case .failure(let failure): throw damaged(failure.reason)
-        }
-        guard header.kind == .root else { throw damaged("the frame there is a \(header.kind) frame") }
+        let (raw, header) = try SnapshotFile.readPayload(of: .root, in: file, at: rootOffset, limit: fileSize, damaged: damaged)
         let root: SnapshotRoot
         do throws(DecodeFailure) {
-            root = try SnapshotFile.decompress(header, stored).withBytes { (raw) throws(DecodeFailure) in try SnapshotRoot(decoding: raw) }
+            root = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotRoot(decoding: bytes) }
         } catch {
             throw damaged(error.reason)
         }
@@ -121,19 +116,10 @@ struct PagedSnapshotReader {
         guard handle.offset >= region.lowerBound, handle.offset <= region.upperBound, handle.frameSize <= region.upperBound - handle.offset else {
             throw damaged(what, at: handle.offset, "it is named outside \(region.lowerBound) ..< \(region.upperBound), where it must lie")
         }
-        let (header, stored): (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: handle.offset, limit: handle.offset + handle.frameSize) {
-        case .success(let frame): (header, stored) = frame
-        case .failure(let failure): throw damaged(what, at: handle.offset, failure.reason)
-        }
-        guard header.kind == kind, header.storedSize == handle.storedSize, header.rawSize == handle.rawSize, header.checksum == handle.checksum,
-              sequence.map({ $0 == header.sequence }) ?? true else {
-            throw damaged(what, at: handle.offset, "it is not the \(kind) frame its handle names")
-        }
-        do throws(DecodeFailure) {
-            return (try SnapshotFile.decompress(header, stored), header)
-        } catch {
-            throw damaged(what, at: handle.offset, error.reason)
+        return try SnapshotFile.readPayload(of: kind, in: file, at: handle.offset, limit: handle.offset + handle.frameSize, damaged: { damaged(what, at: handle.offset, $0) }) { header in
+            let named = header.storedSize == handle.storedSize && header.rawSize == handle.rawSize && header.checksum == handle.checksum
+                && sequence.map({ $0 == header.sequence }) ?? true
+            return named ? nil : "it is not the \(kind) frame its handle names"
         }
     }
 

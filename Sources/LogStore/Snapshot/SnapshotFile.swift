@@ -111,15 +111,9 @@ final class SnapshotFile: Sendable {
             LogStoreError(.corruptSnapshot, "the snapshot index at offset \(indexOffset) of \(path) is damaged: \(reason). The store cannot be opened from it as it is. From format version 4 on, its blocks repeat what it says: open the store read-write with recoveryMode .salvage, or run \"logstore-tool recover \(path) --output NEW\", to rebuild it from them; an older file must be restored from a backup (\"logstore-tool verify \(path)\" gives details)", path: path, offset: indexOffset)
         }
         let fileHeader = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
-        let (header, stored): (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: indexOffset, limit: fileSize) {
-        case .success(let frame): (header, stored) = frame
-        case .failure(let failure): throw damaged(failure.reason)
-        }
-        guard header.kind == .snapshotIndex else { throw damaged("the frame there is a \(header.kind) frame") }
+        let (raw, header) = try readPayload(of: .snapshotIndex, in: file, at: indexOffset, limit: fileSize, damaged: damaged)
         var index: SnapshotIndex
         do throws(DecodeFailure) {
-            let raw = try decompress(header, stored)
             index = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotIndex(decoding: bytes) }
         } catch {
             throw damaged(error.reason)
@@ -166,6 +160,25 @@ final class SnapshotFile: Sendable {
 
     static func blockDamage(path: String, number: Int, offset: UInt64, reason: String) -> LogStoreError {
         LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset, frameNumber: number)
+    }
+
+    /// The payload of the frame at `offset`, which must end by `limit`, be
+    /// valid (§3), of `kind`, and pass `check` (a reason to refuse it, or
+    /// nil), decompressed, with its header. Whatever is wrong is thrown as
+    /// `damaged(reason)`, which names the frame as its reader knows it.
+    static func readPayload(of kind: FrameKind, in file: any FileIO, at offset: UInt64, limit: UInt64, damaged: (String) -> LogStoreError, check: (FrameHeader) -> String? = { _ in nil }) throws(LogStoreError) -> ([UInt8], FrameHeader) {
+        let (header, stored): (FrameHeader, [UInt8])
+        switch try FrameScanner.readFrame(in: file, at: offset, limit: limit) {
+        case .success(let frame): (header, stored) = frame
+        case .failure(let failure): throw damaged(failure.reason)
+        }
+        guard header.kind == kind else { throw damaged("the frame there is a \(header.kind) frame") }
+        if let reason = check(header) { throw damaged(reason) }
+        do throws(DecodeFailure) {
+            return (try decompress(header, stored), header)
+        } catch {
+            throw damaged(error.reason)
+        }
     }
 
     static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {

@@ -39,6 +39,39 @@ struct PagedSnapshotTests {
         }
     }
 
+    /// ``paged`` with 4 KiB data blocks, so that a few thousand counters
+    /// fill many blocks to damage.
+    static let smallBlocks = {
+        var options = paged
+        options.snapshotBlockSize = 4 << 10
+        return options
+    }()
+
+    /// ``smallBlocks``, opening with salvage.
+    static let salvaging = {
+        var options = smallBlocks
+        options.recoveryMode = .salvage
+        return options
+    }()
+
+    /// A store at `path` filled by ``CompactionTests/fill(_:counters:)`` and
+    /// compacted with `options`, with one save after the snapshot when
+    /// `saveAfter`; returns its records, references by entity name.
+    @discardableResult
+    static func compactedStore(at path: String, model: Model, counters: Int, saveAfter: Bool, options: JournalOptions = smallBlocks) throws -> [String: [UInt64: [StoredValue]]] {
+        let store = try Store(path: path, model: model, options: options)
+        defer { store.close() }
+        try CompactionTests.fill(store, counters: counters)
+        try store.compact()
+        if saveAfter {
+            let context = store.newContext()
+            let counter = try context.insert("Counter")
+            counter["name"] = "after the snapshot"
+            try context.save()
+        }
+        return namedContents(of: store)
+    }
+
     static func header(_ path: String) throws -> FileHeader {
         let bytes = try StoreFileSurgery(path: path).bytes
         return try Array(bytes.prefix(FileLayout.headerSize)).withUnsafeBytes { try FileHeader.decode($0, path: path) }
@@ -58,15 +91,7 @@ struct PagedSnapshotTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/paged.logstore"
             let model = try CounterModel.make()
-            do {
-                let store = try Store(path: path, model: model, options: Self.paged)
-                defer { store.close() }
-                try CompactionTests.fill(store, counters: 3_000)
-                try store.compact()
-                let context = store.newContext()
-                _ = try context.insert("Counter")
-                try context.save()
-            }
+            try Self.compactedStore(at: path, model: model, counters: 3_000, saveAfter: true, options: Self.paged)
             let header = try Self.header(path)
             #expect(header.writeVersion == FileLayout.pagedSnapshotVersion && header.readVersion == FileLayout.pagedSnapshotVersion)
             #expect(header.snapshotIndexOffset == nil)
@@ -105,19 +130,12 @@ struct PagedSnapshotTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/tall.logstore"
             let model = try CounterModel.make()
-            let before: [String: [UInt64: [StoredValue]]]
-            do {
-                let store = try Store(path: path, model: model, options: Self.paged)
-                defer { store.close() }
-                try CompactionTests.fill(store, counters: 60_000)
-                before = contents(of: store)
-                try store.compact()
-            }
+            let before = try Self.compactedStore(at: path, model: model, counters: 60_000, saveAfter: false, options: Self.paged)
             let root = try Self.root(path)
             #expect(root.runs[0].tables.allSatisfy { $0.height >= 1 }, "\(root.runs[0].tables.map(\.height))")
             let store = try Store(path: path, model: model, options: Self.paged)
             defer { store.close() }
-            #expect(contents(of: store) == before)
+            #expect(Self.namedContents(of: store) == before)
             let context = store.newContext()
             let named = try context.fetch(FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name == %@", "counter 17")))
             #expect(named.count == before["Counter"]?.values.filter { $0.first == .string("counter 17") }.count)
@@ -201,20 +219,7 @@ struct PagedSnapshotTests {
         try withTemporaryDirectory { directory in
             let pristine = directory + "/pristine.logstore"
             let model = try CounterModel.make()
-            var options = Self.paged
-            options.snapshotBlockSize = 4 << 10
-            let before: [String: [UInt64: [StoredValue]]]
-            do {
-                let store = try Store(path: pristine, model: model, options: options)
-                defer { store.close() }
-                try CompactionTests.fill(store, counters: 4_000)
-                try store.compact()
-                let context = store.newContext()
-                let counter = try context.insert("Counter")
-                counter["name"] = "after the snapshot"
-                try context.save()
-                before = Self.namedContents(of: store)
-            }
+            let before = try Self.compactedStore(at: pristine, model: model, counters: 4_000, saveAfter: true)
             let bytes = try StoreFileSurgery(path: pristine).bytes
             let rootOffset = try #require(try Self.header(pristine).snapshotRootOffset)
             let frames = try Self.frames(bytes).filter { $0.offset <= Int(rootOffset) }
@@ -232,13 +237,11 @@ struct PagedSnapshotTests {
                 try JournalFixtures.write(damaged, to: path)
                 let what = "\(frame.header.kind) at \(frame.offset)"
 
-                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: options) }
+                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: Self.smallBlocks) }
                 #expect(error?.kind == .corruptSnapshot, "\(what): \(String(describing: error))")
                 #expect(try StoreInspector.verify(path: path).isValid == false, "\(what)")
 
-                var salvaging = options
-                salvaging.recoveryMode = .salvage
-                let store = try Store(path: path, model: model, options: salvaging)
+                let store = try Store(path: path, model: model, options: Self.salvaging)
                 defer { store.close() }
                 let after = Self.namedContents(of: store)
                 let lost = store.recovery.lostRecords
@@ -266,16 +269,7 @@ struct PagedSnapshotTests {
         try withTemporaryDirectory { directory in
             let pristine = directory + "/pristine.logstore"
             let model = try CounterModel.make()
-            var options = Self.paged
-            options.snapshotBlockSize = 4 << 10
-            let before: [String: [UInt64: [StoredValue]]]
-            do {
-                let store = try Store(path: pristine, model: model, options: options)
-                defer { store.close() }
-                try CompactionTests.fill(store, counters: 3_000)
-                try store.compact()
-                before = Self.namedContents(of: store)
-            }
+            let before = try Self.compactedStore(at: pristine, model: model, counters: 3_000, saveAfter: false)
             let bytes = try StoreFileSurgery(path: pristine).bytes
             let rootOffset = Int(try #require(try Self.header(pristine).snapshotRootOffset))
             let frames = try Self.frames(bytes)
@@ -292,14 +286,12 @@ struct PagedSnapshotTests {
             for (number, (what, file)) in damaged.enumerated() {
                 let path = directory + "/damaged-\(number).logstore"
                 try JournalFixtures.write(file, to: path)
-                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: options) }
+                let error = #expect(throws: LogStoreError.self, "\(what)") { try Store(path: path, model: model, options: Self.smallBlocks) }
                 #expect(error?.kind == .corruptSnapshot, "\(what): \(String(describing: error))")
                 #expect(error?.message.contains(path) == true, "\(what)")
                 guard what.hasSuffix("zeroed") else { continue }
                 // Every data block is whole: salvage keeps every record.
-                var salvaging = options
-                salvaging.recoveryMode = .salvage
-                let store = try Store(path: path, model: model, options: salvaging)
+                let store = try Store(path: path, model: model, options: Self.salvaging)
                 defer { store.close() }
                 #expect(Self.namedContents(of: store) == before, "\(what)")
             }
@@ -311,12 +303,7 @@ struct PagedSnapshotTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/crafted.logstore"
             let model = try CounterModel.make()
-            do {
-                let store = try Store(path: path, model: model, options: Self.paged)
-                defer { store.close() }
-                try CompactionTests.fill(store, counters: 500)
-                try store.compact()
-            }
+            try Self.compactedStore(at: path, model: model, counters: 500, saveAfter: false, options: Self.paged)
             let original = try StoreFileSurgery(path: path).bytes
             let rootOffset = Int(try #require(try Self.header(path).snapshotRootOffset))
             let root = try Self.root(path)
@@ -419,9 +406,7 @@ struct PagedSnapshotTests {
             #expect(JournalFixtures.openError(path, Self.paged)?.kind == .corruptSnapshot)
             #expect(try StoreInspector.verify(path: path).isValid == false)
             _ = try? StoreInspector.recover(path: path, to: directory + "/recovered.logstore")
-            var salvaging = Self.paged
-            salvaging.recoveryMode = .salvage
-            _ = try? Store(path: path, model: try CounterModel.make(), options: salvaging)
+            _ = try? Store(path: path, model: try CounterModel.make(), options: Self.salvaging)
         }
     }
 
