@@ -316,15 +316,25 @@ struct PeopleAtSize {
                 logStore: {
                     let store = try Store(path: storeCopy, model: model, options: JournalOptions(durability: durable ? .fsyncEveryCommit : .deferredToOS))
                     defer { store.close() }
-                    return try CaseRun.timedUntilQuiescent(store, work: Double(saves), operations: Double(saves), {
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(saves)
+                    var run = try CaseRun.timedUntilQuiescent(store, work: Double(saves), operations: Double(saves), {
                         let objects = store.newContext()
-                        for values in newPeople { try PersonModel.insert([values], into: objects) }
+                        for values in newPeople { latencies.append(try Stopwatch.seconds { try PersonModel.insert([values], into: objects) }) }
                     }, digest: { _ in try PersonSample.saved(store) })
+                    run.latencies = latencies
+                    return run
                 },
                 sqlite: {
-                    try CaseRun.timed(work: Double(saves), operations: Double(saves), {
-                        for values in newPeople { try database.writer.write { db in try GRDBPeople.insert(CollectionOfOne(values), db) } }
+                    var latencies: [Double] = []
+                    latencies.reserveCapacity(saves)
+                    var run = try CaseRun.timed(work: Double(saves), operations: Double(saves), {
+                        for values in newPeople {
+                            latencies.append(try Stopwatch.seconds { try database.writer.write { db in try GRDBPeople.insert(CollectionOfOne(values), db) } })
+                        }
                     }, digest: { _ in try database.writer.read(PersonSample.saved) })
+                    run.latencies = latencies
+                    return run
                 })
             rows.append(row(workload, runs))
         }

@@ -12,6 +12,30 @@ struct CaseRun: Sendable {
     /// had finished), when that is measured; SQLite's checkpoints run inside
     /// its commits, so its runs leave this nil.
     var quiescentSeconds: Double?
+    /// Each operation's own seconds, where the workload timed them one by
+    /// one (single saves); empty elsewhere.
+    var latencies: [Double] = []
+}
+
+/// The nearest-rank percentiles of one store's operation latencies over
+/// every round of a workload, in seconds: what a rate hides, the slow ones.
+struct LatencyFigures: Encodable, Sendable {
+    var count: Int
+    var p50: Double
+    var p99: Double
+    var p999: Double
+    var maximum: Double
+
+    /// Nil when no run timed its operations one by one.
+    init?(_ runs: [CaseRun]) {
+        let percentiles = LatencyPercentiles(runs.flatMap(\.latencies))
+        guard percentiles.count > 0 else { return nil }
+        count = percentiles.count
+        p50 = percentiles.at(0.5)
+        p99 = percentiles.at(0.99)
+        p999 = percentiles.at(0.999)
+        maximum = percentiles.at(1)
+    }
 }
 
 /// One store's figures for a workload at a size.
@@ -68,6 +92,9 @@ struct ScalingRow: Encodable, Sendable {
     /// are its own, its checkpoints running inside its commits); nil where
     /// nothing was left running.
     var quiescent: QuiescentFigures?
+    /// For the single saves: every save's latency, over all rounds.
+    var logStoreLatencies: LatencyFigures?
+    var sqliteLatencies: LatencyFigures?
 }
 
 /// A row's figures with LogStore timed until quiescent.

@@ -30,17 +30,15 @@ extension ScalingReport {
             lines += Self.columns([header] + table).map { "    " + $0 }
             lines.append("    limit: \(first.limitBasis); results: \(first.check)")
         }
+        if !latencyTable.isEmpty {
+            lines.append("")
+            lines.append("  latency of single saves, every save of every round (nearest rank)")
+            lines += Self.columns([Self.latencyHeader] + latencyTable).map { "    " + $0 }
+        }
         if !memory.isEmpty {
             lines.append("")
             lines.append("  memory and file size")
-            let table = memory.map { row in
-                [row.size.formatted(),
-                 Self.bytes(Double(row.logStorePeakInsert)), Self.bytes(Double(row.sqlitePeakInsert)),
-                 formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
-                 formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord), formatted(row.logStoreIndexFramePerRecord)]
-            }
-            let header = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index frame B/rec"]
-            lines += Self.columns([header] + table).map { "    " + $0 }
+            lines += Self.columns([Self.memoryHeader] + memoryTable).map { "    " + $0 }
         }
         lines += notes.map { "  note: \($0)" }
         return lines.joined(separator: "\n")
@@ -61,7 +59,45 @@ extension ScalingReport {
                 }
             }
         }
+        if !latencyTable.isEmpty {
+            lines += ["", "Latency of single saves: every save of every round, nearest rank.", ""]
+            lines += Self.markdownTable([Self.latencyHeader] + latencyTable)
+        }
+        if !memory.isEmpty {
+            lines += ["", "Memory and file size.", ""]
+            lines += Self.markdownTable([Self.memoryHeader] + memoryTable)
+        }
         return lines.joined(separator: "\n")
+    }
+
+    private static let latencyHeader = ["workload", "size", "LS p50", "LS p99", "LS p99.9", "LS max", "SQLite p50", "SQLite p99", "SQLite p99.9", "SQLite max", "saves each"]
+
+    /// A line per workload and size whose saves were timed one by one.
+    private var latencyTable: [[String]] {
+        rows.compactMap { row in
+            guard let logStore = row.logStoreLatencies, let sqlite = row.sqliteLatencies else { return nil }
+            return [row.workload.rawValue, row.size.formatted(),
+                    Self.duration(logStore.p50), Self.duration(logStore.p99), Self.duration(logStore.p999), Self.duration(logStore.maximum),
+                    Self.duration(sqlite.p50), Self.duration(sqlite.p99), Self.duration(sqlite.p999), Self.duration(sqlite.maximum),
+                    min(logStore.count, sqlite.count).formatted()]
+        }
+    }
+
+    private static let memoryHeader = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index B/rec"]
+
+    private var memoryTable: [[String]] {
+        memory.map { row in
+            [row.size.formatted(),
+             Self.bytes(Double(row.logStorePeakInsert)), Self.bytes(Double(row.sqlitePeakInsert)),
+             formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
+             formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord), formatted(row.logStoreIndexFramePerRecord)]
+        }
+    }
+
+    /// `rows` as a Markdown table, the first its header; numbers right-aligned.
+    private static func markdownTable(_ rows: [[String]]) -> [String] {
+        let alignment = rows[0].indices.map { $0 == 0 ? "---" : "---:" }
+        return ([rows[0], alignment] + rows.dropFirst()).map { "| " + $0.joined(separator: " | ") + " |" }
     }
 
     /// A median and its range.

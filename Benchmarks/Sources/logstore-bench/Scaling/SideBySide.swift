@@ -71,6 +71,8 @@ struct SideBySide {
             workload: workload, size: size, unit: workload.unit, operation: workload.operation,
             logStore: logStoreFigures, sqlite: sqliteFigures, ratio: logStoreFigures.median / sqliteFigures.median,
             limit: limit.rate, limitBasis: limit.basis, repetitions: repetitions, check: check.description)
+        row.logStoreLatencies = LatencyFigures(logStore)
+        row.sqliteLatencies = LatencyFigures(sqlite)
         if logStore.contains(where: { $0.quiescentSeconds != nil }) {
             let quiescent = StoreFigures(logStore, limit: limit.rate, untilQuiescent: true)
             row.quiescent = QuiescentFigures(logStore: quiescent, sqlite: sqliteFigures, ratio: quiescent.median / sqliteFigures.median)
