@@ -119,12 +119,46 @@ final class SnapshotBlock: Sendable {
         return withValues(at: slot, body)
     }
 
+    /// Calls `body` with the block's records borrowed in place: what a scan
+    /// reads record after record without retaining the block at each one.
+    func withRecords<Result>(_ body: (Records) -> Result) -> Result {
+        keys.withUnsafeBufferPointer { keys in
+            versions.withUnsafeBufferPointer { versions in
+                starts.withUnsafeBufferPointer { starts in
+                    ends.withUnsafeBufferPointer { ends in
+                        bytes.withUnsafeBytes { bytes in
+                            body(Records(keys: keys, versions: versions, starts: starts, ends: ends, bytes: bytes))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A block's records, borrowed for the length of ``withRecords(_:)``.
+    struct Records {
+        let keys: UnsafeBufferPointer<UInt64>
+        let versions: UnsafeBufferPointer<UInt64>
+        fileprivate let starts: UnsafeBufferPointer<Int>
+        fileprivate let ends: UnsafeBufferPointer<Int>
+        fileprivate let bytes: UnsafeRawBufferPointer
+
+        /// The encoded values of the record with `key`, which the index
+        /// placed at `slot`; nil if the block holds another record there,
+        /// or that key's tombstone (as ``SnapshotBlock/withValues(at:key:_:)``).
+        @inline(__always)
+        func values(at slot: Int, key: UInt64) -> UnsafeRawBufferPointer? {
+            guard slot < keys.count, keys[slot] == key, starts[slot] != SnapshotBlock.tombstone else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[starts[slot]..<ends[slot]])
+        }
+    }
+
     /// Whether the record at `slot` is a tombstone (FORMAT.md §13.5): the
     /// key deleted as of its version, with no values.
     func isTombstone(_ slot: Int) -> Bool { starts[slot] == Self.tombstone }
 
     /// Where a tombstone's values would start: it has none.
-    private static let tombstone = -1
+    fileprivate static let tombstone = -1
 
     /// Appends one record to a block's raw payload; in a paged snapshot's
     /// block (`paged`) its length is one more, and nil values are a tombstone.

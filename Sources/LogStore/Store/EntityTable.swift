@@ -96,22 +96,45 @@ struct EntityTable: Sendable {
 
     /// Calls `body` with each live record's key, version and encoded
     /// values, in key order. Records in the snapshot are read a block at a
-    /// time, in block order.
+    /// time, in block order: each block is fetched once and its records
+    /// borrowed in place while the keys stay in it.
     func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
-        var block: SnapshotBlock?
-        arena.bytes.withUnsafeBytes { bytes in
-            entries.forEach { key, entry in
-                guard entry.isPresent else { return }
-                if entry.isInSnapshot {
-                    if block?.number != entry.block { block = snapshot?.block(entry.block) }
-                    guard let block else { return }
-                    // The block keeps the transaction that last changed the
-                    // record; open gives every record the snapshot's, which
-                    // is never older (a crafted block's is not trusted past it).
-                    let slot = Int(entry.length)
-                    _ = block.withValues(at: slot, key: key) { body(key, min(block.versions[slot], entry.version), $0) }
-                } else {
-                    body(key, entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+        arena.bytes.withUnsafeBytes { arenaBytes in
+            func inArena(_ entry: Entry) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))])
+            }
+            entries.forEachRun { firstKey, run in
+                var index = 0
+                while index < run.count {
+                    let entry = run[index]
+                    guard entry.isInSnapshot else {
+                        if entry.isPresent { body(firstKey + UInt64(index), entry.version, inArena(entry)) }
+                        index += 1
+                        continue
+                    }
+                    let number = entry.block
+                    guard let block = snapshot?.block(number) else {
+                        index += 1
+                        continue
+                    }
+                    block.withRecords { records in
+                        // This block's records, and the changed ones held in
+                        // the arena between them, until a key lies in another block.
+                        while index < run.count {
+                            let entry = run[index], key = firstKey + UInt64(index)
+                            if entry.isInSnapshot {
+                                guard entry.block == number else { return }
+                                // The block keeps the transaction that last changed the
+                                // record; open gives every record the snapshot's, which
+                                // is never older (a crafted block's is not trusted past it).
+                                let slot = Int(entry.length)
+                                if let values = records.values(at: slot, key: key) { body(key, min(records.versions[slot], entry.version), values) }
+                            } else if entry.isPresent {
+                                body(key, entry.version, inArena(entry))
+                            }
+                            index += 1
+                        }
+                    }
                 }
             }
         }

@@ -64,6 +64,18 @@ struct KeyMap<Value: Sendable>: Sendable {
         for key in sparse.keys.sorted() { body(key, sparse[key]!) }
     }
 
+    /// Calls `body` with the values of consecutive keys from a first key,
+    /// in key order: the array once, then each key beyond it alone. What
+    /// ``forEach(_:)`` visits, for a loop that walks the values itself.
+    @inline(__always)
+    func forEachRun(_ body: (_ firstKey: UInt64, UnsafeBufferPointer<Value>) -> Void) {
+        dense.withUnsafeBufferPointer { body(0, $0) }
+        guard !sparse.isEmpty else { return }
+        for key in sparse.keys.sorted() {
+            withUnsafePointer(to: sparse[key]!) { body(key, UnsafeBufferPointer(start: $0, count: 1)) }
+        }
+    }
+
     /// Lets `body` change every value in place, in no set order.
     mutating func updateEach(_ body: (inout Value) -> Void) {
         for index in dense.indices { body(&dense[index]) }

@@ -111,17 +111,27 @@ struct SecondaryIndex: Sendable {
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
         self.init(slot: slot)
         states.reserve(through: keys.max() ?? 0, holding: keys.count)
-        var entries: [Entry] = []
-        entries.reserveCapacity(keys.count)
+        // Straight into runs of `chunkCapacity`, as replaceChunks would cut
+        // them: a snapshot's index can hold millions of entries, and one
+        // array of them all would be copied once more.
+        chunks.reserveCapacity(keys.count / chunkCapacity + 1)
+        var run: [Entry] = []
+        run.reserveCapacity(min(chunkCapacity, keys.count))
         var next = 0
         for (value, count) in zip(values, counts) {
             for key in keys[next..<(next + count)] {
                 states[key] = 0b11
-                entries.append(Entry(value: value, key: key, generation: 0b11))
+                run.append(Entry(value: value, key: key, generation: 0b11))
+                if run.count == chunkCapacity {
+                    chunks.append(run)
+                    run = []
+                    run.reserveCapacity(chunkCapacity)
+                }
             }
             next += count
         }
-        replaceChunks(with: entries)
+        if !run.isEmpty { chunks.append(run) }
+        chunkedCount = keys.count
     }
 
     /// Every current entry as a snapshot stores it: the values in sort

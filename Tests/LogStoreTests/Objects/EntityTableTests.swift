@@ -37,4 +37,48 @@ struct EntityTableTests {
             #expect(table.version(key) == model[key]?.version, "key \(key)")
         }
     }
+
+    @Test("A walk of every record gives what lookups by key give, with changed records between a snapshot block's, deleted ones and new keys after them", arguments: [false, true])
+    func walkMatchesLookups(reopened: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/walk.logstore"
+            let model = try CounterModel.make()
+            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 2_000, saveAfter: false)
+            var store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+            defer { store.close() }
+            // Changes spread over the snapshot's blocks: every ninth counter
+            // updated (into the arena), every thirteenth deleted, new ones appended.
+            let context = store.newContext()
+            for (position, counter) in try context.fetchAll("Counter").enumerated() {
+                if position % 13 == 0 {
+                    try context.delete(counter)
+                } else if position % 9 == 0 {
+                    counter["note"] = "changed \(position)"
+                }
+            }
+            for number in 0..<40 { try context.insert("Counter")["name"] = "new \(number)" }
+            try context.save()
+            if reopened {
+                store.close()
+                store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+            }
+            let entity = try #require(model.entitiesByName["Counter"])
+            let table = try store.snapshot().state.table(entity)
+            #expect(table.snapshot?.directory.count ?? 0 > 10, "the records span many blocks")
+            var walked: [UInt64] = []
+            table.forEachRecord { key, version, bytes in
+                walked.append(key)
+                let record = table.record(key)
+                var reader = ByteReader(bytes)
+                var values: [StoredValue] = []
+                while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
+                #expect(values == record?.values, "key \(key)")
+                #expect(version <= record?.version ?? 0, "key \(key)")
+            }
+            let keys = table.keys, walkedSet = Set(walked)
+            #expect(walked == walked.sorted() && walkedSet.count == walked.count, "a walk is in key order, each key once")
+            let missing = keys.filter { !walkedSet.contains($0) }
+            #expect(missing.isEmpty && walked.count == keys.count && keys.count == table.count, "keys the walk left out: \(missing.prefix(10))")
+        }
+    }
 }
