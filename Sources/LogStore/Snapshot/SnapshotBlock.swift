@@ -121,7 +121,8 @@ final class SnapshotBlock: Sendable {
 
     /// Calls `body` with the block's records borrowed in place: what a scan
     /// reads record after record without retaining the block at each one.
-    func withRecords<Result>(_ body: (Records) -> Result) -> Result {
+    /// The records, and every buffer they give, are valid inside `body` only.
+    func withRecords(_ body: (Records) -> Void) {
         keys.withUnsafeBufferPointer { keys in
             versions.withUnsafeBufferPointer { versions in
                 starts.withUnsafeBufferPointer { starts in
@@ -135,7 +136,8 @@ final class SnapshotBlock: Sendable {
         }
     }
 
-    /// A block's records, borrowed for the length of ``withRecords(_:)``.
+    /// A block's records, borrowed for the length of ``withRecords(_:)``,
+    /// which must not keep them.
     struct Records {
         let keys: UnsafeBufferPointer<UInt64>
         let versions: UnsafeBufferPointer<UInt64>

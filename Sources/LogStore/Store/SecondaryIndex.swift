@@ -131,7 +131,7 @@ struct SecondaryIndex: Sendable {
             next += count
         }
         if !run.isEmpty { chunks.append(run) }
-        chunkedCount = keys.count
+        chunkedCount = chunks.reduce(0) { $0 + $1.count }
     }
 
     /// Every current entry as a snapshot stores it: the values in sort

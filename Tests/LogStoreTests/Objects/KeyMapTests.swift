@@ -20,6 +20,13 @@ struct KeyMapTests {
         var seen: [UInt64] = []
         map.forEach { key, value in if value != 0 { seen.append(key) } }
         #expect(seen == Array(1...1_000) + far)
+        // The runs a walk reads give every key and value forEach gives, in order.
+        var visited: [(UInt64, Int)] = [], walked: [(UInt64, Int)] = []
+        map.forEach { visited.append(($0, $1)) }
+        map.forEachRun { first, run in
+            for (offset, value) in run.enumerated() { walked.append((first + UInt64(offset), value)) }
+        }
+        #expect(walked.map(\.0) == visited.map(\.0) && walked.map(\.1) == visited.map(\.1))
     }
 
     @Test("A key kept in the dictionary moves into the array once the array reaches it, read and iterated once")

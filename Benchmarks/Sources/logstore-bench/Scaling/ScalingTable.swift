@@ -70,7 +70,7 @@ extension ScalingReport {
         return lines.joined(separator: "\n")
     }
 
-    private static let latencyHeader = ["workload", "size", "LS p50", "LS p99", "LS p99.9", "LS max", "SQLite p50", "SQLite p99", "SQLite p99.9", "SQLite max", "saves each"]
+    private static let latencyHeader = ["workload", "size", "LS p50", "LS p99", "LS p99.9", "LS max", "SQLite p50", "SQLite p99", "SQLite p99.9", "SQLite max", "saves (LS / SQLite)"]
 
     /// A line per workload and size whose saves were timed one by one.
     private var latencyTable: [[String]] {
@@ -79,11 +79,11 @@ extension ScalingReport {
             return [row.workload.rawValue, row.size.formatted(),
                     Self.duration(logStore.p50), Self.duration(logStore.p99), Self.duration(logStore.p999), Self.duration(logStore.maximum),
                     Self.duration(sqlite.p50), Self.duration(sqlite.p99), Self.duration(sqlite.p999), Self.duration(sqlite.maximum),
-                    min(logStore.count, sqlite.count).formatted()]
+                    "\(logStore.count.formatted()) / \(sqlite.count.formatted())"]
         }
     }
 
-    private static let memoryHeader = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index B/rec"]
+    private static let memoryHeader = ["size", "LS peak insert", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index frame B/rec"]
 
     private var memoryTable: [[String]] {
         memory.map { row in
