@@ -163,6 +163,19 @@ extension ByteReader {
 
     /// Skips a value written by this codec, without checking strings: for
     /// bytes LogStore wrote to memory itself, never for bytes read from a file.
+    /// The value at the reader as an integer, when it is an `int16`,
+    /// `int32` or `int64` (then read past), or nil, the reader left where it
+    /// was: bytes written from valid values, so no range is checked.
+    mutating func readTrustedInteger() throws(DecodeFailure) -> Int64? {
+        switch ValueTypeCode(rawValue: try peekByte()) {
+        case .int16, .int32, .int64:
+            _ = try readByte()
+            return try readSignedVarint()
+        default:
+            return nil
+        }
+    }
+
     mutating func skipTrustedValue() throws(DecodeFailure) {
         switch ValueTypeCode(rawValue: try peekByte()) {
         case .string, .data, .decimal:

@@ -47,37 +47,66 @@ enum CompiledPredicate {
     /// test of the attribute's stored value: what both a decoded record and
     /// a raw-byte test (RawValueTest.swift) apply.
     static func valueTest(_ comparison: BoundComparison) -> ((StoredValue) -> Bool)? {
-        guard comparison.modifier == .direct, case .constant(.value(let right)) = comparison.right else { return nil }
+        guard comparison.modifier == .direct, case .constant(.value(let right)) = comparison.right,
+              let accepts = OrderTest(comparison.operator) else { return nil }
         let options = comparison.options
-        // Which orders of (value, constant) the operator accepts; a value
-        // that does not compare with the constant passes only `!=`.
-        let accepts: (ascending: Bool, same: Bool, descending: Bool, unordered: Bool)
-        switch comparison.operator {
-        case .equal: accepts = (false, true, false, false)
-        case .notEqual: accepts = (true, false, true, true)
-        case .less: accepts = (true, false, false, false)
-        case .lessOrEqual: accepts = (true, true, false, false)
-        case .greater: accepts = (false, false, true, false)
-        case .greaterOrEqual: accepts = (false, true, true, false)
-        default: return nil
-        }
-        func accepted(_ order: ComparisonResult?) -> Bool {
-            switch order {
-            case .orderedAscending?: accepts.ascending
-            case .orderedSame?: accepts.same
-            case .orderedDescending?: accepts.descending
-            case nil: accepts.unordered
-            }
-        }
         // An integer against an integer is StoredValue.order's integer case
         // (Booleans as 0 and 1); a scan asks it of every record.
-        if options.isEmpty, let constant = right.integer {
+        if let integer = IntegerTest(comparison) {
             return { value in
-                if let integer = value.integer { return accepted(StoredValue.compare(integer, constant)) }
-                return accepted(Comparing.order(value, right, options))
+                if let number = value.integer { return integer.accepts(number) }
+                return accepts(Comparing.order(value, right, options))
             }
         }
-        return { value in accepted(Comparing.order(value, right, options)) }
+        return { value in accepts(Comparing.order(value, right, options)) }
+    }
+
+    /// Which orders of (value, constant) a comparison operator accepts; a
+    /// value that does not compare with the constant passes only `!=`.
+    struct OrderTest {
+        let ascending: Bool, same: Bool, descending: Bool, unordered: Bool
+
+        init?(_ comparisonOperator: ComparisonOperator) {
+            switch comparisonOperator {
+            case .equal: (ascending, same, descending, unordered) = (false, true, false, false)
+            case .notEqual: (ascending, same, descending, unordered) = (true, false, true, true)
+            case .less: (ascending, same, descending, unordered) = (true, false, false, false)
+            case .lessOrEqual: (ascending, same, descending, unordered) = (true, true, false, false)
+            case .greater: (ascending, same, descending, unordered) = (false, false, true, false)
+            case .greaterOrEqual: (ascending, same, descending, unordered) = (false, true, true, false)
+            default: return nil
+            }
+        }
+
+        @inline(__always)
+        func callAsFunction(_ order: ComparisonResult?) -> Bool {
+            switch order {
+            case .orderedAscending?: ascending
+            case .orderedSame?: same
+            case .orderedDescending?: descending
+            case nil: unordered
+            }
+        }
+    }
+
+    /// `attribute op constant` with an integer constant and no options,
+    /// for an integer value: ``valueTest(_:)``'s integer case, which a
+    /// raw-byte test also applies to an integer it reads without decoding
+    /// the value.
+    struct IntegerTest {
+        let constant: Int64
+        let accepts: OrderTest
+
+        init?(_ comparison: BoundComparison) {
+            guard comparison.modifier == .direct, comparison.options.isEmpty,
+                  case .constant(.value(let right)) = comparison.right, let constant = right.integer,
+                  let accepts = OrderTest(comparison.operator) else { return nil }
+            self.constant = constant
+            self.accepts = accepts
+        }
+
+        @inline(__always)
+        func accepts(_ integer: Int64) -> Bool { accepts(StoredValue.compare(integer, constant)) }
     }
 
     /// String operators against a constant: the constant is folded once,

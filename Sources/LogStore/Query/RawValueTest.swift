@@ -9,12 +9,17 @@
 struct RawValueTest {
     let slot: Int
     let test: (StoredValue) -> Bool
+    /// The same test's integer case, when the constant is an integer: an
+    /// integer value is then compared as read, without making a value.
+    let integer: CompiledPredicate.IntegerTest?
 
     /// The test for `comparison`, when it is such a comparison.
     static func test(for comparison: BoundComparison) -> RawValueTest? {
         guard case .path(let path) = comparison.left, let slot = path.directAttribute else { return nil }
         if case .string = path.entity.attributes[slot].type { return nil }
-        return CompiledPredicate.valueTest(comparison).map { RawValueTest(slot: slot, test: $0) }
+        return CompiledPredicate.valueTest(comparison).map {
+            RawValueTest(slot: slot, test: $0, integer: CompiledPredicate.IntegerTest(comparison))
+        }
     }
 
     /// The answer for one record's encoded values, or nil when the bytes
@@ -25,6 +30,7 @@ struct RawValueTest {
         for _ in 0..<slot {
             guard (try? reader.skipTrustedValue()) != nil else { return nil }
         }
+        if let integer, let number = try? reader.readTrustedInteger() { return integer.accepts(number) }
         guard let value = try? reader.readValue(trusted: true) else { return nil }
         return test(value)
     }
