@@ -31,6 +31,8 @@ extension CommittedState {
             reservedKeys[entity.index] = max(reservedKeys[entity.index], section.nextKey)
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
+                // The keys are increasing: the last is the largest.
+                tables[entity.index].reserve(through: section.keys.last ?? 0, holding: section.keys.count)
                 for key in section.keys {
                     let (block, slot) = cursor.next()
                     tables[entity.index].locate(key, version: index.sequence, block: block, slot: slot)

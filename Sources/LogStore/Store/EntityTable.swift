@@ -209,6 +209,12 @@ struct EntityTable: Sendable {
     /// Reads records not in the arena from `snapshot` from now on.
     mutating func attach(_ snapshot: SnapshotFile) { self.snapshot = snapshot }
 
+    /// Lets the table hold keys up to `largest` without growing, when
+    /// `count` of them are about to be located (``KeyMap/reserve(through:holding:)``).
+    mutating func reserve(through largest: UInt64, holding count: Int) {
+        entries.reserve(through: largest, holding: count)
+    }
+
     /// Records that the values of `key`, at `version`, are in `slot` of
     /// snapshot block `block` (of the attached snapshot).
     mutating func locate(_ key: UInt64, version: UInt64, block: Int, slot: Int) {

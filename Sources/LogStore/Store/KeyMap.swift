@@ -12,10 +12,20 @@
 /// one dictionary entry. The keys a store hands out (dense from 1, with at
 /// most one reservation skipped per session, FORMAT.md §5.5) stay in the
 /// array, where a lookup is one index.
+///
+/// The array is kept in pages of ``pageSize`` values, so that growing it
+/// adds pages and never copies the ones it has: one array of every key
+/// would double, and the save whose new key crossed its capacity would copy
+/// all of it (240 MB for an entity table of 10^7 records).
 struct KeyMap<Value: Sendable>: Sendable {
     /// What a key holds until it is set.
     let empty: Value
-    private var dense: [Value] = []
+    /// Key `k` of the array is at `pages[k / pageSize][k % pageSize]`; every
+    /// page is full but the last, which holds the keys up to `arrayLength`
+    /// and may hold room (``empty`` values) past it.
+    private var pages: [[Value]] = []
+    /// How many keys the array covers: in proportion to the keys held.
+    private(set) var arrayLength = 0
     /// Keys at or past the array's end only.
     private var sparse: [UInt64: Value] = [:]
     /// Keys set past the array's end (and promised by ``reserve(through:holding:)``):
@@ -26,6 +36,9 @@ struct KeyMap<Value: Sendable>: Sendable {
     static var slack: Int { 1 << 16 }
     /// The array may cover this many keys per key set past its end.
     static var spread: Int { 8 }
+    /// Keys per page: a growing last page copies at most this many values.
+    static var pageSize: Int { 1 << pageShift }
+    private static var pageShift: Int { 14 }
 
     init(empty: Value) { self.empty = empty }
 
@@ -33,12 +46,12 @@ struct KeyMap<Value: Sendable>: Sendable {
     @inline(__always)
     subscript(key: UInt64) -> Value {
         get {
-            if key < UInt64(dense.count) { return dense[Int(key)] }
+            if key < UInt64(arrayLength) { return pages[Int(key) >> Self.pageShift][Int(key) & (Self.pageSize - 1)] }
             return sparse.isEmpty ? empty : sparse[key] ?? empty
         }
         set {
-            if key < UInt64(dense.count) {
-                dense[Int(key)] = newValue
+            if key < UInt64(arrayLength) {
+                pages[Int(key) >> Self.pageShift][Int(key) & (Self.pageSize - 1)] = newValue
             } else {
                 store(newValue, at: key)
             }
@@ -49,37 +62,33 @@ struct KeyMap<Value: Sendable>: Sendable {
     /// for a prefetch.
     @inline(__always)
     func withDenseAddress(of key: UInt64, _ body: (UnsafePointer<Value>) -> Void) {
-        guard key < UInt64(dense.count) else { return }
-        dense.withUnsafeBufferPointer { body($0.baseAddress! + Int(key)) }
+        guard key < UInt64(arrayLength) else { return }
+        pages[Int(key) >> Self.pageShift].withUnsafeBufferPointer { body($0.baseAddress! + (Int(key) & (Self.pageSize - 1))) }
     }
 
     /// Calls `body` with every key and its value, in key order, ``empty``
     /// ones included in the array's range and left out beyond it.
     @inline(__always)
     func forEach(_ body: (UInt64, Value) -> Void) {
-        dense.withUnsafeBufferPointer { values in
-            for index in values.indices { body(UInt64(index), values[index]) }
+        forEachRun { first, run in
+            for index in run.indices { body(first + UInt64(index), run[index]) }
         }
-        guard !sparse.isEmpty else { return }
-        for key in sparse.keys.sorted() { body(key, sparse[key]!) }
     }
 
     /// Calls `body` with the values of consecutive keys from a first key,
-    /// in key order: the array once, then each key beyond it alone. What
-    /// ``forEach(_:)`` visits, for a loop that walks the values itself.
+    /// in key order: each page of the array, then each key beyond it alone.
+    /// What ``forEach(_:)`` visits, for a loop that walks the values itself.
     @inline(__always)
     func forEachRun(_ body: (_ firstKey: UInt64, UnsafeBufferPointer<Value>) -> Void) {
-        dense.withUnsafeBufferPointer { body(0, $0) }
+        for (number, page) in pages.enumerated() {
+            let first = number << Self.pageShift
+            // The last page may hold room past the array's end.
+            page.withUnsafeBufferPointer { body(UInt64(first), UnsafeBufferPointer(rebasing: $0.prefix(arrayLength - first))) }
+        }
         guard !sparse.isEmpty else { return }
         for key in sparse.keys.sorted() {
             withUnsafePointer(to: sparse[key]!) { body(key, UnsafeBufferPointer(start: $0, count: 1)) }
         }
-    }
-
-    /// Lets `body` change every value in place, in no set order.
-    mutating func updateEach(_ body: (inout Value) -> Void) {
-        for index in dense.indices { body(&dense[index]) }
-        for key in sparse.keys { body(&sparse[key]!) }
     }
 
     /// Lets the array cover keys up to `largest` now, when `count` keys are
@@ -87,12 +96,9 @@ struct KeyMap<Value: Sendable>: Sendable {
     /// index lists its keys by value, not by key.
     mutating func reserve(through largest: UInt64, holding count: Int) {
         held += count
-        guard largest >= UInt64(dense.count), largest < limit else { return }
+        guard largest >= UInt64(arrayLength), largest < limit else { return }
         grow(to: Int(largest) + 1)
     }
-
-    /// How many keys the array covers: in proportion to the keys held.
-    var arrayLength: Int { dense.count }
 
     private var limit: UInt64 { UInt64(Self.slack) + UInt64(Self.spread) * UInt64(held) }
 
@@ -103,25 +109,40 @@ struct KeyMap<Value: Sendable>: Sendable {
             return
         }
         grow(to: Int(key) + 1)
-        dense[Int(key)] = value
+        self[key] = value
     }
 
     /// Extends the array to `count` keys, moving in the keys of the
     /// dictionary it now covers: looked up one by one, or found by a walk
     /// of the dictionary, whichever is fewer, so that all growth together
-    /// costs time in proportion to the array's length.
+    /// costs time in proportion to the array's length. The last page is
+    /// filled ahead, doubling up to a whole page, so that keys handed out
+    /// one by one do not each extend it.
     private mutating func grow(to count: Int) {
-        let start = dense.count
-        dense.append(contentsOf: repeatElement(empty, count: count - start))
+        let start = arrayLength
+        var filled = pages.last.map { (pages.count - 1) * Self.pageSize + $0.count } ?? 0
+        while filled < count {
+            if let last = pages.indices.last, pages[last].count < Self.pageSize {
+                let size = pages[last].count
+                let added = min(Self.pageSize, max(2 * size, size + count - filled)) - size
+                pages[last].append(contentsOf: repeatElement(empty, count: added))
+                filled += added
+            } else {
+                let added = min(Self.pageSize, count - filled)
+                pages.append(Array(repeating: empty, count: added))
+                filled += added
+            }
+        }
+        arrayLength = count
         guard !sparse.isEmpty else { return }
         if count - start < sparse.count {
             for key in start..<count {
-                if let value = sparse.removeValue(forKey: UInt64(key)) { dense[key] = value }
+                if let value = sparse.removeValue(forKey: UInt64(key)) { self[UInt64(key)] = value }
             }
         } else {
             for (key, value) in sparse where key < UInt64(count) {
-                dense[Int(key)] = value
                 sparse[key] = nil
+                self[key] = value
             }
         }
     }

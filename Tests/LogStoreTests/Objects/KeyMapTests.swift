@@ -48,6 +48,28 @@ struct KeyMapTests {
         #expect(count == 20_002 && sum == 20_000 + 5)
     }
 
+    @Test("Growing the array adds pages and moves no value already there, so no save copies every key")
+    func growthCopiesNoPage() {
+        var map = KeyMap(empty: 0)
+        func address(_ key: UInt64) -> UInt? {
+            var address: UInt?
+            map.withDenseAddress(of: key) { address = UInt(bitPattern: $0) }
+            return address
+        }
+        let page = UInt64(KeyMap<Int>.pageSize)
+        for key in 1...page { map[key] = Int(key) }
+        let first = address(1), full = address(page - 1)
+        #expect(first != nil && full != nil)
+        // Keys handed out one after another, over many pages.
+        for key in (page + 1)...(page * 9) { map[key] = Int(key) }
+        #expect(address(1) == first && address(page - 1) == full, "a full page moved when the array grew")
+        #expect(map.arrayLength == Int(page * 9) + 1)
+        #expect((1...(page * 9)).allSatisfy { map[$0] == Int($0) })
+        var walked: [UInt64] = []
+        map.forEach { key, value in if value != 0 { walked.append(key) } }
+        #expect(walked == Array(1...(page * 9)))
+    }
+
     @Test("Keys set in any order, as a snapshot's index lists them, fill the array once reserved")
     func reservedShuffledKeys() {
         var map = KeyMap(empty: UInt32(0))
