@@ -32,7 +32,7 @@ extension CommittedState {
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
                 // The keys are increasing: the last is the largest.
-                tables[entity.index].reserve(through: section.keys.last ?? 0, holding: section.keys.count)
+                if let largest = section.keys.last { tables[entity.index].reserve(through: largest, holding: section.keys.count) }
                 for key in section.keys {
                     let (block, slot) = cursor.next()
                     tables[entity.index].locate(key, version: index.sequence, block: block, slot: slot)

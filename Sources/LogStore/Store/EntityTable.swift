@@ -96,8 +96,9 @@ struct EntityTable: Sendable {
 
     /// Calls `body` with each live record's key, version and encoded
     /// values, in key order. Records in the snapshot are read a block at a
-    /// time, in block order: each block is fetched once and its records
-    /// borrowed in place while the keys stay in it.
+    /// time, in block order: each block is fetched once per run of keys
+    /// (a page of the key map) and its records borrowed in place while the
+    /// keys stay in it.
     func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
         arena.bytes.withUnsafeBytes { arenaBytes in
             func inArena(_ entry: Entry) -> UnsafeRawBufferPointer {

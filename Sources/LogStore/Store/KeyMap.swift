@@ -94,20 +94,27 @@ struct KeyMap<Value: Sendable>: Sendable {
     /// Lets the array cover keys up to `largest` now, when `count` keys are
     /// about to be set (in any order) and that many justify it: a snapshot's
     /// index lists its keys by value, not by key.
+    /// A reservation the keys do not justify changes nothing: each key is
+    /// then counted as it is set, once.
     mutating func reserve(through largest: UInt64, holding count: Int) {
+        guard largest >= UInt64(arrayLength), largest < limit(holding: held + count) else { return }
         held += count
-        guard largest >= UInt64(arrayLength), largest < limit else { return }
         grow(to: Int(largest) + 1)
     }
 
-    private var limit: UInt64 { UInt64(Self.slack) + UInt64(Self.spread) * UInt64(held) }
+    /// How far the array may reach with `keys` held past its end.
+    private func limit(holding keys: Int) -> UInt64 { UInt64(Self.slack) + UInt64(Self.spread) * UInt64(keys) }
 
+    /// Sets `key` at or past the array's end: a key the dictionary does not
+    /// hold yet counts once, however often it is set.
     private mutating func store(_ value: Value, at key: UInt64) {
-        held += 1
-        guard key < limit else {
+        let isNew = sparse.isEmpty || sparse[key] == nil
+        guard key < limit(holding: held + (isNew ? 1 : 0)) else {
             sparse[key] = value
+            if isNew { held += 1 }
             return
         }
+        if isNew { held += 1 }
         grow(to: Int(key) + 1)
         self[key] = value
     }

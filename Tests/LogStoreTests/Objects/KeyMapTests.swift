@@ -27,6 +27,40 @@ struct KeyMapTests {
             for (offset, value) in run.enumerated() { walked.append((first + UInt64(offset), value)) }
         }
         #expect(walked.map(\.0) == visited.map(\.0) && walked.map(\.1) == visited.map(\.1))
+        // Every key the array covers, once, and nothing past it but the far keys.
+        #expect(visited.count == map.arrayLength + far.count)
+    }
+
+    @Test("A copy keeps its values when the original changes them, and the other way round")
+    func copiesAreIndependent() {
+        var map = KeyMap(empty: 0)
+        let page = UInt64(KeyMap<Int>.pageSize)
+        for key in 1...(page * 3) { map[key] = 1 }
+        map[1 << 40] = 1
+        var copy = map
+        map[5] = 2
+        map[page * 2 + 7] = 2
+        map[1 << 40] = 2
+        copy[page + 1] = 3
+        #expect(copy[5] == 1 && copy[page * 2 + 7] == 1 && copy[1 << 40] == 1 && copy[page + 1] == 3)
+        #expect(map[5] == 2 && map[page * 2 + 7] == 2 && map[1 << 40] == 2 && map[page + 1] == 1)
+    }
+
+    @Test("A reservation the keys do not justify counts them once: keys spread apart then grow the array no further than the keys held allow")
+    func reservationCountsKeysOnce() {
+        var map = KeyMap(empty: 0)
+        let count = 16_384
+        // The largest key is past what the keys justify, so nothing is reserved.
+        map.reserve(through: UInt64(16 * count), holding: count)
+        #expect(map.arrayLength == 0)
+        for index in 1...count { map[UInt64(16 * index)] = index }
+        #expect(map.arrayLength <= KeyMap<Int>.slack + KeyMap<Int>.spread * count)
+        #expect((1...count).allSatisfy { map[UInt64(16 * $0)] == $0 })
+        // Setting one far key again and again holds one key, not many.
+        var far = KeyMap(empty: 0)
+        for round in 0..<100_000 { far[1 << 40] = round }
+        far[UInt64(KeyMap<Int>.slack) + 100] = 1
+        #expect(far.arrayLength == 0)
     }
 
     @Test("A key kept in the dictionary moves into the array once the array reaches it, read and iterated once")
