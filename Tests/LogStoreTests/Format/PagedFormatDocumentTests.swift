@@ -28,7 +28,7 @@ struct PagedFormatDocumentTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/example.logstore"
             let bytes = try Self.build(at: path)
-            let header = try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<FileLayout.headerSize]), path: path) }
+            let header = try JournalFixtures.header(of: bytes, path: path)
             #expect(header.writeVersion == 5 && header.readVersion == 5)
             #expect(bytes[FileLayout.headerSize..<FileLayout.pagedFramesStart].allSatisfy { $0 == 0 })
             let frames = JournalFixtures.frames(in: bytes)

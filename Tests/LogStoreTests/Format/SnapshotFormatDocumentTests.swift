@@ -22,7 +22,7 @@ struct SnapshotFormatDocumentTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/example.logstore"
             let bytes = try Example.build(at: path)
-            let header = try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<FileLayout.headerSize]), path: path) }
+            let header = try JournalFixtures.header(of: bytes, path: path)
             #expect(header.writeVersion == FileLayout.createdVersion && header.readVersion == FileLayout.createdVersion)
             #expect(header.snapshotIndexOffset == Example.indexOffset)
 

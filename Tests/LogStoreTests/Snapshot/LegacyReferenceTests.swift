@@ -43,7 +43,7 @@ struct LegacyReferenceTests {
             #expect(try verify(path).problems.contains { $0.contains("reference(s) of Item.assetType name the entity Item") })
 
             let file = try SystemFile(path: path, mode: .readOnly)
-            let header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+            let header = try JournalFixtures.header(of: file)
             let index = try SnapshotFile.readIndex(in: file, at: try #require(header.snapshotIndexOffset), fileSize: try file.size()).0
             file.close()
             _ = try SnapshotSalvageTests.downgradeToVersion3(path, index)

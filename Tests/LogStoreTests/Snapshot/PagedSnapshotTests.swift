@@ -74,7 +74,7 @@ struct PagedSnapshotTests {
 
     static func header(_ path: String) throws -> FileHeader {
         let bytes = try StoreFileSurgery(path: path).bytes
-        return try Array(bytes.prefix(FileLayout.headerSize)).withUnsafeBytes { try FileHeader.decode($0, path: path) }
+        return try JournalFixtures.header(of: bytes, path: path)
     }
 
     /// The root of the paged snapshot at `path`.

@@ -26,8 +26,7 @@ struct SnapshotDamageTests {
             }
             let file = try SystemFile(path: path, mode: .readOnly)
             defer { file.close() }
-            let headerBytes = try file.read(count: 64, at: 0)
-            let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+            let header = try JournalFixtures.header(of: file)
             let offset = try #require(header.snapshotIndexOffset)
             let (index, _) = try SnapshotFile.readIndex(in: file, at: offset, fileSize: try file.size())
             try #require(index.blocks.count > 10)

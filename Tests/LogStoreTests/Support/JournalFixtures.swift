@@ -10,6 +10,18 @@ import Testing
 
 /// Everything is nested here so that no name collides with other tests' helpers.
 enum JournalFixtures {
+    // MARK: - The file header
+
+    /// The header of the store file whose bytes (from its start) are `bytes`.
+    static func header(of bytes: [UInt8], path: String) throws -> FileHeader {
+        try Array(bytes.prefix(FileLayout.headerSize)).withUnsafeBytes { try FileHeader.decode($0, path: path) }
+    }
+
+    /// The header of the store file open as `file`.
+    static func header(of file: SystemFile) throws -> FileHeader {
+        try header(of: file.read(count: FileLayout.headerSize, at: 0), path: file.path)
+    }
+
     // MARK: - Frames in a file
 
     /// A frame found by walking a store file (FORMAT.md §1 layout): the file
