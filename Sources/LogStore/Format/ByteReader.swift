@@ -54,7 +54,25 @@ struct ByteReader {
         DecodeFailure("unexpected end of data at byte \(position)")
     }
 
+    /// A varint; one of one or two bytes, the most common (counts, lengths,
+    /// symbols, numbers below 16,384), is read inline.
+    @inline(__always)
     mutating func readVarint() throws(DecodeFailure) -> UInt64 {
+        if position < buffer.count {
+            let first = buffer[position]
+            if first < 0x80 {
+                position += 1
+                return UInt64(first)
+            }
+            if position + 1 < buffer.count, buffer[position + 1] < 0x80 {
+                defer { position += 2 }
+                return UInt64(first & 0x7F) | UInt64(buffer[position + 1]) << 7
+            }
+        }
+        return try readLongVarint()
+    }
+
+    private mutating func readLongVarint() throws(DecodeFailure) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -67,6 +85,7 @@ struct ByteReader {
         }
     }
 
+    @inline(__always)
     mutating func readSignedVarint() throws(DecodeFailure) -> Int64 {
         let raw = try readVarint()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
@@ -75,20 +94,34 @@ struct ByteReader {
     /// A varint that counts items of at least `minimumItemSize` bytes each, so
     /// a count larger than the rest of the buffer could hold is rejected
     /// before anything is allocated for it.
+    @inline(__always)
     mutating func readCount(minimumItemSize: Int = 1) throws(DecodeFailure) -> Int {
         let value = try readVarint()
-        guard value <= UInt64(remaining / max(minimumItemSize, 1)) else {
-            throw DecodeFailure("count \(value) at byte \(position) exceeds the \(remaining) bytes left")
-        }
+        guard value <= UInt64(remaining / max(minimumItemSize, 1)) else { throw tooMany(value) }
         return Int(value)
     }
 
+    @inline(never)
+    private func tooMany(_ count: UInt64) -> DecodeFailure {
+        DecodeFailure("count \(count) at byte \(position) exceeds the \(remaining) bytes left")
+    }
+
+    /// Moves past `count` bytes.
+    @inline(__always)
+    mutating func skip(_ count: Int) throws(DecodeFailure) {
+        guard count >= 0, remaining >= count else { throw pastTheEnd(count) }
+        position += count
+    }
+
     mutating func readBytes(count: Int) throws(DecodeFailure) -> UnsafeRawBufferPointer {
-        guard count >= 0, remaining >= count else {
-            throw DecodeFailure("length \(count) at byte \(position) exceeds the \(remaining) bytes left")
-        }
+        guard count >= 0, remaining >= count else { throw pastTheEnd(count) }
         defer { position += count }
         return UnsafeRawBufferPointer(rebasing: buffer[position..<(position + count)])
+    }
+
+    @inline(never)
+    private func pastTheEnd(_ count: Int) -> DecodeFailure {
+        DecodeFailure("length \(count) at byte \(position) exceeds the \(remaining) bytes left")
     }
 
     mutating func readLengthPrefixed() throws(DecodeFailure) -> UnsafeRawBufferPointer {

@@ -161,14 +161,17 @@ extension ByteReader {
         }
     }
 
-    /// Skips a value written by this codec, without checking strings: for
-    /// bytes LogStore wrote to memory itself, never for bytes read from a file.
+    // The two reads below dispatch on the type code's byte: making the
+    // enum case first was a call per value, and a scan makes them for
+    // every value before the one it tests.
+
     /// The value at the reader as an integer, when it is an `int16`,
     /// `int32` or `int64` (then read past), or nil, the reader left where it
     /// was: bytes written from valid values, so no range is checked.
+    @inline(__always)
     mutating func readTrustedInteger() throws(DecodeFailure) -> Int64? {
-        switch ValueTypeCode(rawValue: try peekByte()) {
-        case .int16, .int32, .int64:
+        switch try peekByte() {
+        case ValueTypeCode.int16.rawValue, ValueTypeCode.int32.rawValue, ValueTypeCode.int64.rawValue:
             _ = try readByte()
             return try readSignedVarint()
         default:
@@ -176,13 +179,31 @@ extension ByteReader {
         }
     }
 
+    /// Skips a value written by this codec, without checking strings: for
+    /// bytes LogStore wrote to memory itself, never for bytes read from a
+    /// file. Lands where ``readValue(trusted:)`` would.
+    @inline(__always)
     mutating func skipTrustedValue() throws(DecodeFailure) {
-        switch ValueTypeCode(rawValue: try peekByte()) {
-        case .string, .data, .decimal:
+        switch try peekByte() {
+        case ValueTypeCode.null.rawValue, ValueTypeCode.false.rawValue, ValueTypeCode.true.rawValue:
             _ = try readByte()
-            _ = try readLengthPrefixed()
+        case ValueTypeCode.int16.rawValue, ValueTypeCode.int32.rawValue, ValueTypeCode.int64.rawValue:
+            _ = try readByte()
+            _ = try readVarint()
+        case ValueTypeCode.float.rawValue:
+            _ = try readByte()
+            try skip(MemoryLayout<UInt32>.size)
+        case ValueTypeCode.double.rawValue, ValueTypeCode.date.rawValue:
+            _ = try readByte()
+            try skip(MemoryLayout<UInt64>.size)
+        case ValueTypeCode.uuid.rawValue:
+            _ = try readByte()
+            try skip(16)
+        case ValueTypeCode.string.rawValue, ValueTypeCode.data.rawValue, ValueTypeCode.decimal.rawValue:
+            _ = try readByte()
+            try skip(try readCount())
         default:
-            _ = try readValue()
+            _ = try readValue(trusted: true)
         }
     }
 

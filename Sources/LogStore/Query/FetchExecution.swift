@@ -224,14 +224,8 @@ struct FetchExecution {
         let (pending, excluded) = request.includesPendingChanges ? context.pendingObjects(of: entity) : ([], [])
         let table = snapshot.state.table(entity)
         let plan = choosePlan(tableCount: table.count)
-        var matches: [Match] = []
-        var examined = 0
         let tested = plan.residual ?? predicate
         let test = plan.covers ? nil : compiledTest(tested)
-        // Decode what the test reads, then, for a match only, what the sort
-        // and the loaded objects read: most records of a scan fail the test,
-        // and need not have their other values (strings above all) decoded.
-        // A match keeps the values only when there is a sort or a load.
         let testSlots = test == nil ? [] : plan.residual.map { Self.mask($0.directSlots, of: entity) } ?? predicateSlots
         var wanted = testSlots
         for slots in [sortSlots, loadsRecords ? attributeSlots : []] {
@@ -240,52 +234,19 @@ struct FetchExecution {
                 wanted[slot] = true
             }
         }
-        let keepsValues = !sorts.isEmpty || loadsRecords
-        let decodesMoreForMatches = wanted != testSlots
-        var values: [StoredValue] = []
-        values.reserveCapacity(wanted.count)
         let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawTests == false ? nil : tested.flatMap(RawTest.tests(for:))
-        func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool {
-            guard excluded.isEmpty || !excluded.contains(key) else { return false }
-            examined += 1
-            var decided = false
-            if let rawTests {
-                var answer: Bool? = true
-                for raw in rawTests where answer == true { answer = raw.evaluate(bytes) }
-                if answer == false { return false }
-                decided = answer == true
-            }
-            if decided && !keepsValues {
-                matches.append(.record(key, []))
-                return true
-            }
-            if let test, !decided {
-                EntityTable.decode(bytes, wanted: testSlots, into: &values)
-                let matches = values.withUnsafeBufferPointer { values in
-                    testSlots.withUnsafeBufferPointer { decoded in
-                        test(RecordSubject(snapshot: snapshot, entity: entity, key: key, values: values, decoded: decoded))
-                    }
-                }
-                guard matches else { return false }
-                if decodesMoreForMatches { EntityTable.decode(bytes, wanted: wanted, into: &values) }
-            } else {
-                EntityTable.decode(bytes, wanted: wanted, into: &values)
-            }
-            if loadsRecords, let version = table.version(key) {
-                matches.append(.loaded(key, Record(values: values, version: version)))
-            } else {
-                matches.append(.record(key, keepsValues ? values : []))
-            }
-            return true
-        }
+        let collector = MatchCollector(excluded: excluded, rawTests: rawTests, test: test, testSlots: testSlots, wanted: wanted,
+                                       keepsValues: !sorts.isEmpty || loadsRecords, loadsRecords: loadsRecords,
+                                       table: table, snapshot: snapshot, entity: entity)
+        var collected = MatchCollector.Collected()
         if let keys = plan.lookup.map({ index, range in index.keys(in: range).sorted() }) ?? plan.relatedKeys {
             if wanted.isEmpty {
                 // The lookup answers the whole predicate and nothing is sorted:
                 // the keys are the matches.
-                for key in keys where excluded.isEmpty || !excluded.contains(key) { matches.append(.record(key, [])) }
-                examined = keys.count
+                for key in keys { collector.keep(key, into: &collected) }
+                collected.examined = keys.count
             } else {
-                for key in keys { _ = table.withValueBytes(key) { consider(key, $0) } }
+                for key in keys { _ = table.withValueBytes(key) { collector.consider(key, $0, into: &collected) } }
             }
         } else if let index = plan.order {
             // Read in the first sort key's order until the window is full.
@@ -294,18 +255,20 @@ struct FetchExecution {
             let needed = request.fetchOffset + request.fetchLimit
             index.forEachGroup(ascending: sorts[0].key.ascending) { _, keys in
                 for key in keys {
-                    _ = table.withValueBytes(key) { consider(key, $0) }
-                    if sorts.count == 1 && matches.count >= needed { return false }
+                    _ = table.withValueBytes(key) { collector.consider(key, $0, into: &collected) }
+                    if sorts.count == 1 && collected.matches.count >= needed { return false }
                 }
-                return matches.count < needed
+                return collected.matches.count < needed
             }
         } else if wanted.isEmpty && rawTests == nil {
             // Every record matches and nothing is sorted by value: the keys
             // are enough, and no snapshot block need be read.
-            table.forEachKey { key, _ in _ = consider(key, UnsafeRawBufferPointer(start: nil, count: 0)) }
+            table.forEachKey { key, _ in _ = collector.consider(key, UnsafeRawBufferPointer(start: nil, count: 0), into: &collected) }
         } else {
-            table.forEachRecord { key, bytes in _ = consider(key, bytes) }
+            table.forEachRecord { key, bytes in _ = collector.consider(key, bytes, into: &collected) }
         }
+        var matches = collected.matches
+        let examined = collected.examined
         for object in pending {
             let subject = ObjectSubject(object: object, context: context)
             if predicate.map({ PredicateEvaluation.evaluate($0, subject) }) ?? true { matches.append(.object(subject)) }

@@ -69,4 +69,20 @@ enum RawTest {
         case .value(let test): test.evaluate(bytes)
         }
     }
+
+    /// `tests` as one test, made once: false when one of them is false, nil
+    /// when one cannot tell before any is false, true when all are true.
+    /// Calling it copies no test; a loop over the array copied each one,
+    /// retaining what it holds, at every record of a scan.
+    static func conjunction(_ tests: [RawTest]) -> (UnsafeRawBufferPointer) -> Bool? {
+        if tests.count == 1, case .value(let test) = tests[0] { return test.evaluate }
+        if tests.count == 1, case .string(let test) = tests[0] { return test.evaluate }
+        return { bytes in
+            for test in tests {
+                guard let answer = test.evaluate(bytes) else { return nil }
+                if !answer { return false }
+            }
+            return true
+        }
+    }
 }

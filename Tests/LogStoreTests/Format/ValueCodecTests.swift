@@ -170,6 +170,13 @@ struct ValueCodecTests {
     @Test("The reader accepts overlong varints but rejects a tenth byte above 1 and a varint cut short")
     func varintEdges() throws {
         #expect(try Codec.read([0x80, 0x80, 0x00]) { (reader) throws(DecodeFailure) in try reader.readVarint() } == 0)
+        // One and two bytes are read inline, three or more by a loop: the edges of each.
+        for (bytes, value) in [([0x85, 0x00], 5), ([0xFF, 0x7F], 16_383), ([0x80, 0x80, 0x01], 16_384), ([0xFF, 0xFF, 0x7F], 2_097_151)] as [([UInt8], UInt64)] {
+            #expect(try Codec.read(bytes) { (reader) throws(DecodeFailure) in try reader.readVarint() } == value, "\(bytes)")
+        }
+        for cut: [UInt8] in [[], [0x81], [0xFF, 0x80]] {
+            #expect(throws: DecodeFailure.self, "\(cut)") { try Codec.read(cut) { (reader) throws(DecodeFailure) in try reader.readVarint() } }
+        }
         let overflow: [UInt8] = Array(repeating: 0xFF, count: 9) + [0x02]
         #expect(throws: DecodeFailure.self) { try Codec.read(overflow) { (reader) throws(DecodeFailure) in try reader.readVarint() } }
         #expect(throws: DecodeFailure.self) { try Codec.read([0x80, 0x80]) { (reader) throws(DecodeFailure) in try reader.readVarint() } }
@@ -199,6 +206,31 @@ struct ValueCodecTests {
             }
             #expect(throws: DecodeFailure.self, "\(label), skipped") {
                 try Codec.read(bytes) { (reader) throws(DecodeFailure) in try reader.skipValue { _ in } }
+            }
+        }
+    }
+
+    @Test("The reads a scan makes of LogStore's own bytes agree with readValue: a skip lands where it does, an integer is its number")
+    func trustedReadsAgreeWithReadValue() throws {
+        let decimal = ("decimal 12.5", StoredValue.decimal(Decimal(string: "12.5")!))
+        for (label, value) in Samples.values + Samples.longValues + [decimal] {
+            var writer = ByteWriter()
+            writer.append(value)
+            // A value after it, which the reads must leave unread.
+            writer.append(StoredValue.int32(7))
+            try writer.bytes.withBytes { (raw) throws(DecodeFailure) in
+                var decoding = ByteReader(raw), skipping = ByteReader(raw), integer = ByteReader(raw)
+                let decoded = try decoding.readValue(trusted: true)
+                try skipping.skipTrustedValue()
+                #expect(skipping.position == decoding.position, "\(label)")
+                let number = try integer.readTrustedInteger()
+                switch decoded {
+                case .int16, .int32, .int64: #expect(number != nil && number == decoded.integer, "\(label)")
+                // A Boolean compares as 0 or 1 too, but after the value is made.
+                default: #expect(number == nil, "\(label)")
+                }
+                #expect(integer.position == (number == nil ? 0 : decoding.position), "\(label)")
+                #expect(try skipping.readValue() == .int32(7), "\(label)")
             }
         }
     }
