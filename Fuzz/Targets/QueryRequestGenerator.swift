@@ -56,7 +56,7 @@ struct QueryRequestGenerator {
     }
 
     mutating func predicate(depth: Int) -> ObjectPredicate {
-        switch depth > 0 ? choices.next(14) : 0 {
+        switch depth > 0 ? choices.next(15) : 0 {
         case 9:
             // Several conditions on one attribute, whose index ranges the
             // planner intersects: `int64 >= 3 AND int64 IN {3, 42}`.
@@ -66,6 +66,14 @@ struct QueryRequestGenerator {
         case 10: return .and((0..<(2 + choices.next(2))).map { _ in predicate(depth: depth - 1) })
         case 11: return .or((0..<(2 + choices.next(2))).map { _ in predicate(depth: depth - 1) })
         case 12: return .not(predicate(depth: depth - 1))
+        case 13:
+            // An index's ground beside a condition that reads no attribute,
+            // which a lookup must still test: `int64 == 3 AND SELF != %@`,
+            // `... AND FALSEPREDICATE`.
+            let rest: ObjectPredicate = items.isEmpty || choices.chance(40)
+                ? .constant(choices.chance(50))
+                : .comparison(PredicateComparison(.evaluatedObject, choices.chance(50) ? .equal : .notEqual, .constant(.object(choices.pick(items)))))
+            return .and([.comparison(attributeWithConstant()), rest])
         default: return .comparison(comparison())
         }
     }

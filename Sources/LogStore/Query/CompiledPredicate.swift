@@ -14,20 +14,28 @@ enum CompiledPredicate {
             return { !test($0) }
         case .and(let parts):
             let tests: [(Subject) -> Bool] = parts.map { compile($0) }
-            return { subject in
-                for test in tests where !test(subject) { return false }
-                return true
-            }
+            return joined(tests[...], empty: { _ in true }) { first, rest in { first($0) && rest($0) } }
         case .or(let parts):
             let tests: [(Subject) -> Bool] = parts.map { compile($0) }
-            return { subject in
-                for test in tests where test(subject) { return true }
-                return false
-            }
+            return joined(tests[...], empty: { _ in false }) { first, rest in { first($0) || rest($0) } }
         case .comparison(let comparison):
             if let test: (Subject) -> Bool = attributeComparison(comparison) { return test }
-            return { PredicateEvaluation.evaluate(.comparison(comparison), $0) }
+            // Made once: the case is boxed, and making it in the closure
+            // allocated at every record.
+            let node = BoundPredicate.comparison(comparison)
+            return { PredicateEvaluation.evaluate(node, $0) }
         }
+    }
+
+    /// `tests` joined left to right by `join` (AND, OR), or `empty` when
+    /// there are none: as a balanced tree of closures, each half calling
+    /// the other, so that a test of many parts nests only log2 of them
+    /// deep. A loop over an array of the closures copied each one,
+    /// retaining its context, at every record tested.
+    static func joined<Test>(_ tests: ArraySlice<Test>, empty: Test, _ join: (_ first: Test, _ rest: Test) -> Test) -> Test {
+        guard tests.count > 1 else { return tests.first ?? empty }
+        let middle = tests.startIndex + tests.count / 2
+        return join(joined(tests[..<middle], empty: empty, join), joined(tests[middle...], empty: empty, join))
     }
 
     /// `attribute op constant`, without building operands per record.

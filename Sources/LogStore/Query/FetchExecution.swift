@@ -240,9 +240,10 @@ struct FetchExecution {
                                        table: table, snapshot: snapshot, entity: entity)
         var collected = MatchCollector.Collected()
         if let keys = plan.lookup.map({ index, range in index.keys(in: range).sorted() }) ?? plan.relatedKeys {
-            if wanted.isEmpty {
+            if test == nil && wanted.isEmpty {
                 // The lookup answers the whole predicate and nothing is sorted:
-                // the keys are the matches.
+                // the keys are the matches. (A rest of the predicate that
+                // reads no attribute, `SELF != %@`, still has to be tested.)
                 for key in keys { collector.keep(key, into: &collected) }
                 collected.examined = keys.count
             } else {

@@ -61,28 +61,28 @@ enum RawTest {
         }
     }
 
-    /// The answer for one record's encoded values, or nil when the record
-    /// must be decoded to tell.
-    func evaluate(_ bytes: UnsafeRawBufferPointer) -> Bool? {
+    /// The test, as a closure of one record's encoded values that answers
+    /// nil when the record must be decoded to tell. Made once, calling it
+    /// copies nothing; a method called on an element of an array of tests
+    /// copied the test, retaining what it holds, at every record of a scan.
+    var closure: (UnsafeRawBufferPointer) -> Bool? {
         switch self {
-        case .string(let test): test.evaluate(bytes)
-        case .value(let test): test.evaluate(bytes)
+        case .string(let test): test.evaluate
+        case .value(let test): test.evaluate
         }
     }
 
     /// `tests` as one test, made once: false when one of them is false, nil
     /// when one cannot tell before any is false, true when all are true.
-    /// Calling it copies no test; a loop over the array copied each one,
-    /// retaining what it holds, at every record of a scan.
+    /// The tests are closures calling one another
+    /// (``CompiledPredicate/joined(_:empty:_:)``), not a loop over them, for
+    /// the reason ``closure`` gives.
     static func conjunction(_ tests: [RawTest]) -> (UnsafeRawBufferPointer) -> Bool? {
-        if tests.count == 1, case .value(let test) = tests[0] { return test.evaluate }
-        if tests.count == 1, case .string(let test) = tests[0] { return test.evaluate }
-        return { bytes in
-            for test in tests {
-                guard let answer = test.evaluate(bytes) else { return nil }
-                if !answer { return false }
+        CompiledPredicate.joined(tests.map(\.closure)[...], empty: { _ in true }) { first, rest in
+            { bytes in
+                guard let answer = first(bytes) else { return nil }
+                return answer ? rest(bytes) : false
             }
-            return true
         }
     }
 }

@@ -348,4 +348,37 @@ struct FetchEdgeCaseTests {
             #expect(onBytes == inMemory, "\(format)")
         }
     }
+
+    // 15. A lookup (an index or a relationship) that answers one conjunct
+    //     left the rest untested when the rest read no attribute: the keys
+    //     it found were taken as the matches.
+    @Test("A lookup's other conjuncts are tested even when they read no attribute: SELF != %@, FALSEPREDICATE")
+    func lookupResidualWithoutAttributes() throws {
+        try withTemporaryDirectory { directory in
+            for indexed in [true, false] {
+                var ann: ManagedObject!, home: ManagedObject!
+                let store = try EdgeCases.store(directory + "/residual-\(indexed).logstore", indexed: indexed) { context in
+                    home = try context.insert("Home")
+                    ann = try EdgeCases.person(context, "ann", age: 30)
+                    for person in [ann!, try EdgeCases.person(context, "bob", age: 30)] { person["home"] = home }
+                    _ = try EdgeCases.person(context, "cat", age: 40)
+                }
+                defer { store.close() }
+                let context = store.newContext()
+                let cases: [(ObjectPredicate, [String])] = [
+                    (try ObjectPredicate("age == 30 AND SELF != %@", ann.objectID), ["bob"]),
+                    (try ObjectPredicate("age == 30 AND FALSEPREDICATE"), []),
+                    (try ObjectPredicate("home == %@ AND SELF != %@", home.objectID, ann.objectID), ["bob"]),
+                    (try ObjectPredicate("home == %@ AND FALSEPREDICATE", home.objectID), []),
+                ]
+                for (predicate, expected) in cases {
+                    let request = FetchRequest(entityName: "Person", predicate: predicate)
+                    let label = "\(predicate), indexed: \(indexed)"
+                    #expect(EdgeCases.names(try context.fetch(request)) == expected, "\(label)")
+                    #expect(try context.fetchIDs(request).count == expected.count, "\(label)")
+                    #expect(try context.count(for: request) == expected.count, "\(label)")
+                }
+            }
+        }
+    }
 }
