@@ -234,8 +234,10 @@ struct FetchExecution {
                 wanted[slot] = true
             }
         }
-        let rawTests = test == nil || tested?.usesDerivedAttributes == true || override?.rawTests == false ? nil : tested.flatMap(RawTest.tests(for:))
-        let collector = MatchCollector(excluded: excluded, rawTests: rawTests, test: test, testSlots: testSlots, wanted: wanted,
+        // A test that reads no attribute needs no bytes.
+        let testsBytes = !testSlots.isEmpty && tested?.usesDerivedAttributes == false && override?.rawTests != false
+        let rawTest = testsBytes ? tested.flatMap(RawTest.compile) : nil
+        let collector = MatchCollector(excluded: excluded, rawTest: rawTest, test: test, testSlots: testSlots, wanted: wanted,
                                        keepsValues: !sorts.isEmpty || loadsRecords, loadsRecords: loadsRecords,
                                        table: table, snapshot: snapshot, entity: entity)
         var collected = MatchCollector.Collected()
@@ -261,7 +263,7 @@ struct FetchExecution {
                 }
                 return collected.matches.count < needed
             }
-        } else if wanted.isEmpty && rawTests == nil {
+        } else if wanted.isEmpty && rawTest == nil {
             // Every record matches and nothing is sorted by value: the keys
             // are enough, and no snapshot block need be read.
             table.forEachKey { key, _ in _ = collector.consider(key, UnsafeRawBufferPointer(start: nil, count: 0), into: &collected) }

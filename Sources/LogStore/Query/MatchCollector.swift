@@ -19,10 +19,9 @@ struct MatchCollector {
     /// Keys whose saved record is not the answer: the context deleted or
     /// changed the object, and it is tested as an object instead.
     let excluded: Set<UInt64>
-    /// The test on encoded bytes (``RawTest/conjunction(_:)``): nil when
-    /// the bytes cannot tell; nil itself when the predicate needs decoded
-    /// values.
-    let rawTest: ((UnsafeRawBufferPointer) -> Bool?)?
+    /// The test on encoded bytes (``RawTest/compile(_:)``); nil when the
+    /// predicate needs decoded values.
+    let rawTest: RawTest.Test?
     /// The test on decoded values; nil when every record matches.
     let test: ((RecordSubject) -> Bool)?
     /// The slots `test` reads.
@@ -49,10 +48,10 @@ struct MatchCollector {
         fileprivate var values: [StoredValue] = []
     }
 
-    init(excluded: Set<UInt64>, rawTests: [RawTest]?, test: ((RecordSubject) -> Bool)?, testSlots: [Bool], wanted: [Bool],
+    init(excluded: Set<UInt64>, rawTest: RawTest.Test?, test: ((RecordSubject) -> Bool)?, testSlots: [Bool], wanted: [Bool],
          keepsValues: Bool, loadsRecords: Bool, table: EntityTable, snapshot: StateSnapshot, entity: EntityDescription) {
         self.excluded = excluded
-        rawTest = rawTests.map(RawTest.conjunction)
+        self.rawTest = rawTest
         self.test = test
         self.testSlots = testSlots
         self.wanted = wanted

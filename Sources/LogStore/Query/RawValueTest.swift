@@ -1,5 +1,5 @@
-// Comparisons decided on a record's encoded bytes, before it is decoded: a
-// scan reads every record, and most fail the test.
+// Comparisons decided on a record's encoded bytes before it is decoded,
+// and predicates made of them: a scan reads every record, and most fail.
 
 /// `attribute op constant` for an attribute that is not a string (a
 /// number, date, Boolean, UUID, data): the one value is read from the
@@ -36,52 +36,60 @@ struct RawValueTest {
     }
 }
 
-/// A test of one comparison on a record's encoded bytes.
+/// A predicate as one test of a record's encoded bytes, made of
+/// ``RawStringTest`` and ``RawValueTest`` for its comparisons.
 enum RawTest {
-    case string(RawStringTest)
-    case value(RawValueTest)
+    /// A test of one record's encoded values: its answer, or nil when the
+    /// record must be decoded to tell.
+    typealias Test = (UnsafeRawBufferPointer) -> Bool?
 
-    /// The tests a predicate is made of, when every one of them can be
-    /// decided on bytes (one comparison, or several joined by AND); nil
-    /// otherwise.
-    static func tests(for predicate: BoundPredicate) -> [RawTest]? {
+    /// `predicate` as one test on bytes, made once; nil when one of its
+    /// comparisons cannot be decided on bytes (one that reads through a
+    /// relationship, or compares two attributes), and its records must be
+    /// decoded. Where the test answers nil for a record, the decoded test
+    /// answers.
+    static func compile(_ predicate: BoundPredicate) -> Test? {
         switch predicate {
+        case .constant(let value):
+            return { _ in value }
+        case .not(let inner):
+            guard let test = compile(inner) else { return nil }
+            return { bytes in test(bytes).map { !$0 } }
         case .and(let parts):
-            var tests: [RawTest] = []
-            for part in parts {
-                guard let more = Self.tests(for: part) else { return nil }
-                tests += more
-            }
-            return tests
+            return compile(parts).map { joined($0, decidedBy: false) }
+        case .or(let parts):
+            return compile(parts).map { joined($0, decidedBy: true) }
         case .comparison(let comparison):
-            if let test = RawStringTest.test(for: comparison) { return [.string(test)] }
-            return RawValueTest.test(for: comparison).map { [.value($0)] }
-        default:
-            return nil
+            if let test = RawStringTest.test(for: comparison) { return test.evaluate }
+            return RawValueTest.test(for: comparison)?.evaluate
         }
     }
 
-    /// The test, as a closure of one record's encoded values that answers
-    /// nil when the record must be decoded to tell. Made once, calling it
-    /// copies nothing; a method called on an element of an array of tests
-    /// copied the test, retaining what it holds, at every record of a scan.
-    var closure: (UnsafeRawBufferPointer) -> Bool? {
-        switch self {
-        case .string(let test): test.evaluate
-        case .value(let test): test.evaluate
+    /// Each of `parts` as a test, or nil if one cannot be.
+    private static func compile(_ parts: [BoundPredicate]) -> [Test]? {
+        var tests: [Test] = []
+        for part in parts {
+            guard let test = compile(part) else { return nil }
+            tests.append(test)
         }
+        return tests
     }
 
-    /// `tests` as one test, made once: false when one of them is false, nil
-    /// when one cannot tell before any is false, true when all are true.
-    /// The tests are closures calling one another
-    /// (``CompiledPredicate/joined(_:empty:_:)``), not a loop over them, for
-    /// the reason ``closure`` gives.
-    static func conjunction(_ tests: [RawTest]) -> (UnsafeRawBufferPointer) -> Bool? {
-        CompiledPredicate.joined(tests.map(\.closure)[...], empty: { _ in true }) { first, rest in
+    /// `tests` joined by AND (decided by a false part) or OR (by a true
+    /// one), in order until one decides: a part that cannot tell (nil)
+    /// leaves the answer open, and a later part may still decide it; if
+    /// none does, the answer is nil when one could not tell. They call one
+    /// another (``CompiledPredicate/joined(_:empty:_:)``): a loop over an
+    /// array of them copied each, retaining what it holds, at every record
+    /// of a scan.
+    static func joined(_ tests: [Test], decidedBy decisive: Bool) -> Test {
+        CompiledPredicate.joined(tests[...], empty: { _ in !decisive }) { first, rest in
             { bytes in
-                guard let answer = first(bytes) else { return nil }
-                return answer ? rest(bytes) : false
+                let answer = first(bytes)
+                if answer == decisive { return decisive }
+                let later = rest(bytes)
+                if later == decisive { return decisive }
+                return answer == nil || later == nil ? nil : !decisive
             }
         }
     }

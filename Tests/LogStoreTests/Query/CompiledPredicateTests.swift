@@ -1,6 +1,7 @@
-// How compiled tests are joined (CompiledPredicate.joined): the same answers
-// and the same order of evaluation as a loop over the parts, at a depth that
-// grows with the logarithm of the parts.
+// How compiled tests are joined (CompiledPredicate.joined, RawTest.joined):
+// decoded tests answer as a loop over the parts would, raw-byte tests in
+// three-valued logic (nil: the bytes cannot tell); both evaluate the parts
+// in order until one decides, nested as deep as the logarithm of the parts.
 
 import Foundation
 import Testing
@@ -39,20 +40,20 @@ struct CompiledPredicateTests {
         }
     }
 
-    @Test("The raw-byte conjunction answers as a loop does: false at the first false, nil at the first nil before any false, else true")
-    func rawConjunctionMatchesALoop() {
+    @Test("Raw-byte tests joined by AND and OR: decided by the first deciding part, else nil if a part could not tell, evaluated in order until one decides")
+    func rawJoinsDecideAsKleeneLogic() {
+        let bytes = UnsafeRawBufferPointer(start: nil, count: 0)
         for answers in Self.lists(of: [true, false, nil] as [Bool?], upTo: 5) {
-            var called: [Int] = []
-            let tests: [(Int) -> Bool?] = answers.indices.map { index in { _ in called.append(index); return answers[index] } }
-            let joined = CompiledPredicate.joined(tests[...], empty: { _ in true }) { first, rest in
-                { input in
-                    guard let answer = first(input) else { return nil }
-                    return answer ? rest(input) : false
-                }
+            for decisive in [false, true] {
+                var called: [Int] = []
+                let tests: [RawTest.Test] = answers.indices.map { index in { _ in called.append(index); return answers[index] } }
+                let joined = RawTest.joined(tests, decidedBy: decisive)
+                let deciding = answers.firstIndex(of: decisive)
+                let expected: Bool? = deciding != nil ? decisive : answers.contains(nil) ? nil : !decisive
+                let label = "\(answers), \(decisive ? "OR" : "AND")"
+                #expect(joined(bytes) == expected, "\(label)")
+                #expect(called == Array(0..<(deciding.map { $0 + 1 } ?? answers.count)), "\(label)")
             }
-            let stop = answers.firstIndex { $0 != true }
-            #expect(joined(0) == (stop.map { answers[$0] } ?? true), "\(answers)")
-            #expect(called == Array(0..<(stop.map { $0 + 1 } ?? answers.count)), "\(answers)")
         }
     }
 

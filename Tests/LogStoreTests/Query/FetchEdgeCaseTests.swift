@@ -315,7 +315,14 @@ struct FetchEdgeCaseTests {
 
     // A record saved before an attribute existed has no bytes for it: a test
     // decided on the record's bytes must answer as the decoded record does.
-    @Test("A comparison of an attribute added after a record was saved answers alike on bytes, decoded, and in memory", arguments: ["rank == 5", "rank != 5", "rank > 4", "rank < 5", "flag == NO"])
+    static let addedLaterFormats = [
+        "rank == 5", "rank != 5", "rank > 4", "rank < 5", "flag == NO",
+        // OR, NOT and constants are decided on bytes too.
+        "rank == 7 OR flag == NO", "NOT rank == 5", "NOT (rank > 6 AND name BEGINSWITH 'n')",
+        "rank == 7 OR TRUEPREDICATE", "NOT flag == YES AND (rank < 6 OR name == 'new')",
+    ]
+
+    @Test("A predicate on an attribute added after a record was saved answers alike on bytes, decoded, and in memory", arguments: addedLaterFormats)
     func attributeAddedLater(format: String) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/gadgets.logstore"
@@ -379,6 +386,36 @@ struct FetchEdgeCaseTests {
                     #expect(try context.count(for: request) == expected.count, "\(label)")
                 }
             }
+        }
+    }
+
+    // 16. A raw-byte test answers nil where the bytes cannot tell (text
+    //     that is not ASCII): NOT, OR and AND over it must then leave the
+    //     record to the decoded test.
+    static let undecidedFormats = [
+        "NOT first BEGINSWITH 'ab'", "NOT first == 'K'", "first BEGINSWITH 'ab' OR age == 7",
+        "NOT (first == 'K' OR first BEGINSWITH 'ab')", "age > 1 AND NOT first == 'K'", "NOT (age == 2 AND first BEGINSWITH 'ab')",
+    ]
+
+    @Test("NOT, OR and AND over a comparison the bytes cannot decide answer as the decoded record and the in-memory filter", arguments: undecidedFormats)
+    func undecidedOnBytes(format: String) throws {
+        try withTemporaryDirectory { directory in
+            // "abé" begins with "ab", and the Kelvin sign is "K" to Unicode's
+            // canonical equivalence: neither is decided on bytes.
+            let store = try EdgeCases.store(directory + "/undecided.logstore", indexed: false) { context in
+                for (index, name) in ["abé", "\u{212A}", "abc", "K", "zz", "Ka\u{301}"].enumerated() {
+                    _ = try EdgeCases.person(context, name, age: Int64(index))
+                }
+            }
+            defer { store.close() }
+            let request = FetchRequest(entityName: "Person", predicate: try ObjectPredicate(format: format, argumentArray: []))
+            let onBytes = EdgeCases.names(try store.newContext().fetch(request))
+            let decoded = EdgeCases.names(try FetchOverride(rawTests: false).run { try store.newContext().fetch(request) })
+            let context = store.newContext()
+            let inMemory = EdgeCases.names(try context.fetch(FetchRequest(entityName: "Person")).filter(request.predicate!))
+            #expect(onBytes == decoded, "\(format)")
+            #expect(onBytes == inMemory, "\(format)")
+            #expect(try context.count(for: request) == inMemory.count, "\(format)")
         }
     }
 }
