@@ -34,7 +34,7 @@ extension CommittedState {
             let needed = (0..<(entity.attributes.count + entity.relationships.count)).map { slot in
                 slot < entity.attributes.count ? indexed.contains(slot) : entity.relationships[slot - entity.attributes.count].isStored
             }
-            table.forEachKey { key, _ in
+            table.forEachKey { key in
                 guard let record = table.record(key) else {
                     problems.append("\(entity.name)/p\(key) is listed but its values cannot be read")
                     return

@@ -249,7 +249,7 @@ struct FetchExecution {
                 for key in keys { collector.keep(key, into: &collected) }
                 collected.examined = keys.count
             } else {
-                for key in keys { _ = table.withValueBytes(key) { collector.consider(key, $0, into: &collected) } }
+                for key in keys { _ = table.withValues(of: key) { collector.consider(key, version: $0, $1, into: &collected) } }
             }
         } else if let index = plan.order {
             // Read in the first sort key's order until the window is full.
@@ -258,7 +258,7 @@ struct FetchExecution {
             let needed = request.fetchOffset + request.fetchLimit
             index.forEachGroup(ascending: sorts[0].key.ascending) { _, keys in
                 for key in keys {
-                    _ = table.withValueBytes(key) { collector.consider(key, $0, into: &collected) }
+                    _ = table.withValues(of: key) { collector.consider(key, version: $0, $1, into: &collected) }
                     if sorts.count == 1 && collected.matches.count >= needed { return false }
                 }
                 return collected.matches.count < needed
@@ -266,9 +266,9 @@ struct FetchExecution {
         } else if wanted.isEmpty && rawTest == nil {
             // Every record matches and nothing is sorted by value: the keys
             // are enough, and no snapshot block need be read.
-            table.forEachKey { key, _ in _ = collector.consider(key, UnsafeRawBufferPointer(start: nil, count: 0), into: &collected) }
+            table.forEachKey { key in _ = collector.consider(key, version: nil, UnsafeRawBufferPointer(start: nil, count: 0), into: &collected) }
         } else {
-            table.forEachRecord { key, bytes in _ = collector.consider(key, bytes, into: &collected) }
+            table.forEachRecord { key, version, bytes in _ = collector.consider(key, version: version, bytes, into: &collected) }
         }
         var matches = collected.matches
         let examined = collected.examined

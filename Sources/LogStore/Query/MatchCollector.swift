@@ -63,10 +63,11 @@ struct MatchCollector {
         self.entity = entity
     }
 
-    /// Tests the record with `key` and encoded values `bytes`, and keeps it
-    /// in `collected` if it matches; returns whether it did.
+    /// Tests the record with `key`, `version` (nil when the caller read
+    /// none) and encoded values `bytes`, and keeps it in `collected` if it
+    /// matches; returns whether it did.
     @inline(__always)
-    func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer, into collected: inout Collected) -> Bool {
+    func consider(_ key: UInt64, version: UInt64?, _ bytes: UnsafeRawBufferPointer, into collected: inout Collected) -> Bool {
         guard excluded.isEmpty || !excluded.contains(key) else { return false }
         collected.examined += 1
         let answer = rawTest?(bytes)
@@ -88,7 +89,7 @@ struct MatchCollector {
         } else {
             EntityTable.decode(bytes, wanted: wanted, into: &collected.values)
         }
-        if loadsRecords, let version = table.version(key) {
+        if loadsRecords, let version = version ?? table.version(key) {
             collected.matches.append(.loaded(key, Record(values: collected.values, version: version)))
         } else {
             collected.matches.append(.record(key, keepsValues ? collected.values : []))

@@ -160,7 +160,7 @@ private struct CommittedLinks {
             return RelationshipLookup(relationship: first.name, keys: unlinked(entity, through: path.steps[0].index), isExact: true)
         case .objects(let objects):
             let table = state.table(end)
-            keys = Set(objects.lazy.filter { $0.entity == end.index && table.version($0.key) != nil }.map(\.key))
+            keys = Set(objects.lazy.filter { $0.entity == end.index && table.contains($0.key) }.map(\.key))
         case .attribute(let test):
             guard let found = records(of: end, passing: test, budget: scanBudget) else { return nil }
             keys = found
@@ -197,7 +197,7 @@ private struct CommittedLinks {
         for target in targets {
             guard targetTable.withValueBytes(target, { EntityTable.decode($0, wanted: wanted, into: &values) }) != nil,
                   inverseSlot < values.count else { continue }
-            for key in CommittedState.targets(values[inverseSlot]) where sourceTable.version(key) != nil { found.insert(key) }
+            for key in CommittedState.targets(values[inverseSlot]) where sourceTable.contains(key) { found.insert(key) }
         }
         return found
     }
@@ -240,7 +240,7 @@ private struct CommittedLinks {
             let slot = source.attributes.count + index
             let targets = state.table(destination)
             var linked = Set<UInt64>()
-            for (target, sources) in state.pointers[source.name]?[slot] ?? [:] where targets.version(target) != nil {
+            for (target, sources) in state.pointers[source.name]?[slot] ?? [:] where targets.contains(target) {
                 linked.formUnion(sources)
             }
             return keys.filter { !linked.contains($0) }

@@ -198,7 +198,7 @@ private struct Planner {
     }
 
     private func isLive(_ record: RecordKey) -> Bool {
-        state.tables[record.entity].version(record.key) != nil
+        state.tables[record.entity].contains(record.key)
     }
 
     // MARK: - Checks
@@ -209,10 +209,13 @@ private struct Planner {
             if case .insert = change { continue }
             let record = RecordKey(entity: change.entity.index, key: change.key)
             touch(record)
-            guard let version = state.tables[record.entity].version(record.key) else {
+            guard isLive(record) else {
                 conflicts.append(CommitConflict(record: record, reason: .deleted))
                 continue
             }
+            // Nil only when the record's snapshot block failed to read: the
+            // store refuses the save once the plan is made (Store.commit).
+            guard let version = state.tables[record.entity].version(record.key) else { continue }
             if let expected = expectedVersions[record], expected != version {
                 if checkingVersions {
                     conflicts.append(CommitConflict(record: record, reason: .changed(expected: expected, stored: version)))

@@ -15,9 +15,10 @@ extension CommittedState {
     /// changed since the snapshot was written (a lightweight migration):
     /// those are read now and brought to this model's slots, once.
     ///
-    /// Records get the snapshot's sequence number as their version.
+    /// Records get as their version the one their block gives, never past
+    /// the snapshot's sequence number.
     mutating func load(_ index: SnapshotIndex, from snapshot: SnapshotFile) throws(LogStoreError) {
-        for table in model.entities.indices { tables[table].attach(snapshot) }
+        for table in model.entities.indices { tables[table].attach(snapshot, located: LocatedKeys()) }
         var cursor = BlockCursor(snapshot.directory)
         var asStored: [Int: EntityDescription] = [:]
         for (position, section) in index.entities.enumerated() {
@@ -31,12 +32,14 @@ extension CommittedState {
             reservedKeys[entity.index] = max(reservedKeys[entity.index], section.nextKey)
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
-                // The keys are increasing: the last is the largest.
-                if let largest = section.keys.last { tables[entity.index].reserve(through: largest, holding: section.keys.count) }
+                var located = LocatedKeys()
                 for key in section.keys {
                     let (block, slot) = cursor.next()
-                    tables[entity.index].locate(key, version: index.sequence, block: block, slot: slot)
+                    guard located.append(key, block: block, slot: slot) else {
+                        throw SnapshotFile.blockDamage(path: snapshot.path, number: block + 1, offset: block < snapshot.directory.count ? snapshot.directory[block].offset : 0, reason: "the index lists \(entity.name)/\(key) out of key order")
+                    }
                 }
+                tables[entity.index].attach(snapshot, located: located)
             } else {
                 try migrate(section, of: entity, from: snapshot, cursor: &cursor, version: index.sequence)
             }
@@ -224,14 +227,14 @@ extension CommittedState {
         var cursor = BlockCursor(snapshot.directory)
         for entity in model.entities {
             let table = entity.index
-            tables[table].attach(snapshot)
-            written.tables[table].forEachKey { key, version in
+            // The snapshot holds `written`'s records in key order, so the
+            // keys increase and `append` takes each.
+            var located = LocatedKeys()
+            written.tables[table].forEachKey { key in
                 let (block, slot) = cursor.next()
-                if tables[table].version(key) == version {
-                    tables[table].locate(key, version: version, block: block, slot: slot)
-                }
+                _ = located.append(key, block: block, slot: slot)
             }
-            tables[table].packArena()
+            tables[table].relocate(into: snapshot, located: located, from: written.tables[table])
         }
     }
 }

@@ -193,7 +193,7 @@ struct CommittedState: Sendable {
                 indexes[table][position].set(key, record.values[indexes[table][position].slot])
             }
         case .delete:
-            guard tables[table].version(key) != nil else { return }
+            guard tables[table].contains(key) else { return }
             // Only the links of the old record are needed, to drop them from
             // the pointers; a record without any is not read at all.
             if entity.relationships.contains(where: \.isStored) {
@@ -211,7 +211,7 @@ struct CommittedState: Sendable {
     ///   when there is one but its block cannot be read.
     private mutating func existingRecord(_ entity: EntityDescription, _ key: UInt64) throws(LogStoreError) -> Record? {
         if let record = withTable(entity.index, { $0.record(key) }) { return record }
-        guard tables[entity.index].version(key) != nil else { return nil }
+        guard tables[entity.index].contains(key) else { return nil }
         try tables[entity.index].snapshot?.checkReadable()
         throw LogStoreError(.io, "the snapshot block holding \(entity.name)/p\(key) could not be read; close the store and open it again", entity: entity.name)
     }

@@ -1,39 +1,53 @@
-// One entity's live records, packed: encoded values in one byte arena or
-// in a block of the store's snapshot, found by key through a dense array.
+// One entity's live records, packed: encoded values in a block of the
+// store's snapshot, found by key through the snapshot's located keys, or,
+// once a save changed them, in one byte arena found through a key map.
 
 import CLogStoreSupport
 
 /// The committed records of one entity.
 ///
-/// Keys are dense (the store hands them out 1, 2, 3, … and never reuses
-/// one), so a record is found by indexing an array with its key, not by
-/// hashing it; a key from a file far past the others costs one entry of a
-/// dictionary instead (``KeyMap``). A record's values sit encoded (the value codec of FORMAT.md
-/// §5.2) either in the snapshot the store was opened from or last compacted
-/// into, as a block and a slot in it, decoded when first touched; or, once
-/// a save changed the record since, in one byte arena: 24 bytes of
-/// bookkeeping per record beyond the values themselves, and 12 more in the
-/// arena for a record held there. A changed record is appended again; the
-/// arena is rewritten when more than half of it is dead.
+/// A record's values sit encoded (the value codec of FORMAT.md §5.2) either
+/// in the snapshot the store was opened from or last compacted into, found
+/// through ``LocatedKeys`` (a few bytes per block, not per key) and decoded
+/// when first touched; or, once a save changed the record since, in one byte
+/// arena. Only records changed since the snapshot have an entry in the key
+/// map: 24 bytes of bookkeeping beyond the values, and 12 more in the arena;
+/// a record of the snapshot that a save deleted has an entry that hides it
+/// (a tombstone). Keys are dense (the store hands them out 1, 2, 3, … and
+/// never reuses one), so the map is an array indexed by key, not a hash
+/// table, while the changed keys are about as dense (``KeyMap``). A changed
+/// record is appended again; the arena is rewritten when more than half of
+/// it is dead.
 struct EntityTable: Sendable {
-    /// Where one key's record is: one entry, so that a lookup by a random
-    /// key misses the cache once here and once in the arena.
+    /// A record changed since the snapshot: its values in the arena, or its
+    /// deletion; one entry, so that a lookup by a random key misses the cache
+    /// once here and once in the arena.
     private struct Entry: Sendable {
-        /// Where its values start in `arena`; with `inSnapshot` set, the
-        /// snapshot block number instead; or `absent`.
+        /// Where its values start in `arena`; or `absent` (no change since
+        /// the snapshot), or `deleted`.
         var start: UInt64
         var version: UInt64
-        /// The length of its values in the arena, or its slot in the block.
+        /// The length of its values in the arena.
         var length: UInt32
 
         static let absent = Entry(start: .max, version: 0, length: 0)
-        static let inSnapshot: UInt64 = 1 << 62
-        var isPresent: Bool { start != .max }
-        var isInSnapshot: Bool { isPresent && start & Self.inSnapshot != 0 }
-        var block: Int { Int(start & ~Self.inSnapshot) }
+        static let deleted = Entry(start: .max - 1, version: 0, length: 0)
+        var isPresent: Bool { start < Self.deleted.start }
+        var isDeleted: Bool { start == Self.deleted.start }
+        var isChange: Bool { start != Self.absent.start }
     }
 
+    /// Where a live record is: in the arena (with its entry), or in a
+    /// snapshot block, at a slot.
+    private enum Location {
+        case arena(Entry)
+        case snapshot(block: Int, slot: Int)
+    }
+
+    /// The records changed since the snapshot, by key.
     private var entries = KeyMap(empty: Entry.absent)
+    /// The snapshot's records of this entity, by key.
+    private var located = LocatedKeys()
     /// Records' encoded values, appended in place (no buffer per record),
     /// each after its key and length (``arenaPrefix`` bytes), so that
     /// rewriting the arena walks the arena, not every key of the table.
@@ -48,19 +62,44 @@ struct EntityTable: Sendable {
     /// The snapshot that records not in the arena are read from.
     private(set) var snapshot: SnapshotFile?
 
+    /// Where the live record with `key` is, or nil when there is none.
+    @inline(__always)
+    private func location(_ key: UInt64) -> Location? {
+        let entry = entries[key]
+        if entry.isChange { return entry.isPresent ? .arena(entry) : nil }
+        guard let (block, slot) = located.locate(key) else { return nil }
+        return .snapshot(block: block, slot: slot)
+    }
+
+    /// A snapshot record's version: the one its block keeps, the transaction
+    /// that last changed it, but never past the snapshot's own (a crafted
+    /// block's is not trusted further), so that a save after it always
+    /// changes a record's version.
+    private func version(inBlock version: UInt64) -> UInt64 { min(version, snapshot?.sequence ?? 0) }
+
     /// The record with `key`, decoded.
     func record(_ key: UInt64) -> Record? {
-        guard let entry = entry(key) else { return nil }
-        let values = withValueBytes(entry, key: key) { bytes -> [StoredValue] in
+        withValues(of: key) { version, bytes in
             var reader = ByteReader(bytes)
             var values: [StoredValue] = []
             values.reserveCapacity(8)
             // The bytes were written by `set` from valid values, or checked
             // when their block was decoded, so they decode.
             while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
-            return values
+            return Record(values: values, version: version)
         }
-        return values.map { Record(values: $0, version: entry.version) }
+    }
+
+    /// Whether a live record has `key`, reading no block.
+    func contains(_ key: UInt64) -> Bool {
+        let entry = entries[key]
+        return entry.isChange ? entry.isPresent : located.contains(key)
+    }
+
+    /// The version of the record with `key`: for a record in the snapshot,
+    /// read from its block; nil when there is none, or its block cannot be read.
+    func version(_ key: UInt64) -> UInt64? {
+        withValues(of: key) { version, _ in version }
     }
 
     /// Starts loading where the record with `key` is into the cache, for a
@@ -73,77 +112,91 @@ struct EntityTable: Sendable {
     /// Starts loading the values of the record with `key` into the cache,
     /// once its entry is there (after ``prefetch(_:)``).
     func prefetchValues(_ key: UInt64) {
-        guard let entry = entry(key), !entry.isInSnapshot else { return }
+        let entry = entries[key]
+        guard entry.isPresent else { return }
         arena.bytes.withUnsafeBytes { logstore_prefetch($0.baseAddress! + Int(entry.start)) }
     }
 
     /// The encoded values of the record with `key`, for `body` to read.
     func withValueBytes<Result>(_ key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        guard let entry = entry(key) else { return nil }
-        return withValueBytes(entry, key: key, body)
+        withValues(of: key) { _, bytes in body(bytes) }
     }
 
-    private func withValueBytes<Result>(_ entry: Entry, key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        if entry.isInSnapshot {
+    /// The version and encoded values of the record with `key`, for `body`
+    /// to read; nil when there is none, or its block cannot be read.
+    func withValues<Result>(of key: UInt64, _ body: (_ version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Result) -> Result? {
+        switch location(key) {
+        case nil:
+            return nil
+        case .arena(let entry):
+            return arena.bytes.withUnsafeBytes { bytes in
+                body(entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+            }
+        case .snapshot(let number, let slot):
             // A block that cannot be read was recorded by the snapshot; the
             // store refuses saves after it (SnapshotFile.checkReadable).
-            return snapshot?.block(entry.block)?.withValues(at: Int(entry.length), key: key, body)
-        }
-        return arena.bytes.withUnsafeBytes { bytes in
-            body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+            guard let block = snapshot?.block(number) else { return nil }
+            var result: Result?
+            block.withRecords { records in
+                guard let values = records.values(at: slot, key: key) else { return }
+                result = body(version(inBlock: records.versions[slot]), values)
+            }
+            return result
         }
     }
 
     /// Calls `body` with each live record's key, version and encoded
-    /// values, in key order. Records in the snapshot are read a block at a
-    /// time, in block order: each block is fetched once per run of keys
-    /// (a page of the key map) and its records borrowed in place while the
-    /// keys stay in it.
+    /// values, in key order: the snapshot's records a block at a time, each
+    /// block fetched once per run of its keys and its records borrowed in
+    /// place, merged with the records changed since.
     func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
+        let changed = changedKeys()
+        var next = 0
         arena.bytes.withUnsafeBytes { arenaBytes in
-            func inArena(_ entry: Entry) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))])
+            /// Calls `body` with the changed records before `key` (all when
+            /// nil), and says whether `key` itself changed.
+            func changes(before key: UInt64?) -> Bool {
+                while next < changed.count, key.map({ changed[next] <= $0 }) ?? true {
+                    let changedKey = changed[next]
+                    next += 1
+                    let entry = entries[changedKey]
+                    if entry.isPresent {
+                        body(changedKey, entry.version, UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+                    }
+                    if changedKey == key { return true }
+                }
+                return false
             }
-            entries.forEachRun { firstKey, run in
-                var index = 0
-                while index < run.count {
-                    let entry = run[index]
-                    guard entry.isInSnapshot else {
-                        if entry.isPresent { body(firstKey + UInt64(index), entry.version, inArena(entry)) }
-                        index += 1
-                        continue
-                    }
-                    let number = entry.block
-                    guard let block = snapshot?.block(number) else {
-                        index += 1
-                        continue
-                    }
-                    block.withRecords { records in
-                        // This block's records, and the changed ones held in
-                        // the arena between them, until a key lies in another block.
-                        while index < run.count {
-                            let entry = run[index], key = firstKey + UInt64(index)
-                            if entry.isInSnapshot {
-                                guard entry.block == number else { return }
-                                // The block keeps the transaction that last changed the
-                                // record; open gives every record the snapshot's, which
-                                // is never older (a crafted block's is not trusted past it).
-                                let slot = Int(entry.length)
-                                if let values = records.values(at: slot, key: key) { body(key, min(records.versions[slot], entry.version), values) }
-                            } else if entry.isPresent {
-                                body(key, entry.version, inArena(entry))
-                            }
-                            index += 1
-                        }
+            located.forEachRun { number, firstSlot, run in
+                guard let block = snapshot?.block(number) else {
+                    // Its records cannot be read (the failure is kept); the
+                    // changed ones among them still can.
+                    for index in 0..<run.count { _ = changes(before: run[index]) }
+                    return
+                }
+                block.withRecords { records in
+                    for index in 0..<run.count {
+                        let key = run[index]
+                        guard !changes(before: key) else { continue }
+                        let slot = firstSlot + index
+                        if let values = records.values(at: slot, key: key) { body(key, version(inBlock: records.versions[slot]), values) }
                     }
                 }
             }
+            _ = changes(before: nil)
         }
     }
 
     /// Calls `body` with each live record's key and encoded values, in key order.
     func forEachRecord(_ body: (UInt64, UnsafeRawBufferPointer) -> Void) {
         forEachRecord { key, _, bytes in body(key, bytes) }
+    }
+
+    /// The keys changed since the snapshot (saved or deleted), in order.
+    private func changedKeys() -> [UInt64] {
+        var keys: [UInt64] = []
+        entries.forEach { key, entry in if entry.isChange { keys.append(key) } }
+        return keys
     }
 
     /// A record's values in slot order, in place of what `values` held (a
@@ -165,28 +218,53 @@ struct EntityTable: Sendable {
         }
     }
 
-    /// Calls `body` with each live record's key and version, in key order,
-    /// reading no values.
-    func forEachKey(_ body: (UInt64, UInt64) -> Void) {
-        entries.forEach { key, entry in if entry.isPresent { body(key, entry.version) } }
+    /// Calls `body` with each live record's key, in key order, reading no
+    /// block: the snapshot's keys merged with those changed since.
+    func forEachKey(_ body: (UInt64) -> Void) {
+        let changed = changedKeys()
+        var next = 0
+        located.forEach { key in
+            while next < changed.count, changed[next] < key {
+                if entries[changed[next]].isPresent { body(changed[next]) }
+                next += 1
+            }
+            if next < changed.count, changed[next] == key {
+                if entries[key].isPresent { body(key) }
+                next += 1
+            } else {
+                body(key)
+            }
+        }
+        for key in changed[next...] where entries[key].isPresent { body(key) }
     }
-
-    /// The version of the record with `key`, without decoding it.
-    func version(_ key: UInt64) -> UInt64? { entry(key)?.version }
 
     /// Every live key, in increasing order.
     var keys: [UInt64] {
         var keys: [UInt64] = []
         keys.reserveCapacity(count)
-        entries.forEach { key, entry in if entry.isPresent { keys.append(key) } }
+        forEachKey { keys.append($0) }
         return keys
     }
+
+    /// The bytes that find records, not counting their values: the entries
+    /// of the records changed since the snapshot, and the snapshot's located
+    /// keys. For tests and statistics.
+    var bookkeepingBytes: Int { entries.byteCount + located.byteCount }
+
+    /// How many records were changed or deleted since the snapshot: the
+    /// entries the key map holds.
+    var changedCount: Int { changedKeys().count }
 
     /// The bytes of live records' values held in memory (not in the snapshot).
     var arenaLiveBytes: Int { arena.count - deadBytes - Self.arenaPrefix * arenaRecords }
 
     mutating func set(_ key: UInt64, _ record: Record) {
-        retire(entries[key])
+        let old = entries[key]
+        if old.isPresent {
+            retire(old)
+        } else if old.isDeleted || !located.contains(key) {
+            count += 1
+        }
         let prefix = arena.count
         arena.appendFixed(key)
         arena.appendFixed(UInt32(0))
@@ -196,35 +274,68 @@ struct EntityTable: Sendable {
         arena.overwrite(length, at: prefix + 8)
         entries[key] = Entry(start: UInt64(start), version: record.version, length: length)
         arenaRecords += 1
-        count += 1
         compactIfMostlyDead()
     }
 
     mutating func remove(_ key: UInt64) {
-        guard let entry = entry(key) else { return }
-        retire(entry)
-        entries[key] = .absent
+        let old = entries[key]
+        guard old.isPresent || (!old.isChange && located.contains(key)) else { return }
+        if old.isPresent { retire(old) }
+        count -= 1
+        // A record the snapshot holds stays hidden; one only the arena held
+        // leaves nothing behind.
+        entries[key] = located.contains(key) ? .deleted : .absent
         compactIfMostlyDead()
     }
 
-    /// Reads records not in the arena from `snapshot` from now on.
-    mutating func attach(_ snapshot: SnapshotFile) { self.snapshot = snapshot }
-
-    /// Lets the table hold keys up to `largest` without growing, when
-    /// `count` of them are about to be located (``KeyMap/reserve(through:holding:)``).
-    mutating func reserve(through largest: UInt64, holding count: Int) {
-        entries.reserve(through: largest, holding: count)
+    /// Reads the records `located` places from `snapshot` from now on: what
+    /// open does, before any record is changed.
+    mutating func attach(_ snapshot: SnapshotFile, located: LocatedKeys) {
+        self.snapshot = snapshot
+        self.located = located
+        self.located.trim()
+        count = located.count
     }
 
-    /// Records that the values of `key`, at `version`, are in `slot` of
-    /// snapshot block `block` (of the attached snapshot).
-    mutating func locate(_ key: UInt64, version: UInt64, block: Int, slot: Int) {
-        retire(entries[key])
-        entries[key] = Entry(start: Entry.inSnapshot | UInt64(block), version: version, length: UInt32(slot))
-        count += 1
+    /// After a compaction wrote `written` (this table as it was when the
+    /// compaction took it) into `snapshot`, where `located` finds its
+    /// records: each record not changed since is read from there from now
+    /// on, and the memory its values and entry took is freed. Changes since
+    /// stay, and the live records are the same ones.
+    mutating func relocate(into snapshot: SnapshotFile, located: LocatedKeys, from written: EntityTable) {
+        var kept = KeyMap(empty: Entry.absent)
+        var movedBytes = 0, movedRecords = 0
+        entries.forEach { key, entry in
+            guard entry.isChange else { return }
+            let before = written.entries[key]
+            // A change `written` already held is in the new snapshot: a
+            // record at the same version (a save gives each change a new
+            // one), or a deletion (a deleted key is never used again).
+            let isWritten = entry.isDeleted ? before.isDeleted : before.isPresent && before.version == entry.version
+            if !isWritten {
+                kept[key] = entry
+            } else if entry.isPresent {
+                movedBytes += Self.arenaPrefix + Int(entry.length)
+                movedRecords += 1
+            }
+        }
+        // A record `written` held in its arena and deleted since left no
+        // entry (the old snapshot never held it); the new one does, so it
+        // needs one that hides it.
+        written.entries.forEach { key, before in
+            if before.isPresent && !entries[key].isChange { kept[key] = .deleted }
+        }
+        deadBytes += movedBytes
+        arenaRecords -= movedRecords
+        entries = kept
+        self.snapshot = snapshot
+        self.located = located
+        self.located.trim()
+        packArena()
     }
 
-    /// Frees the arena of records that moved to the snapshot.
+    /// Frees the arena of records that were changed again, deleted, or moved
+    /// to the snapshot.
     mutating func packArena() {
         guard deadBytes > 0 else { return }
         var packed = ByteWriter(capacity: arena.count - deadBytes)
@@ -237,7 +348,7 @@ struct EntityTable: Sendable {
                 var entry = entries[key]
                 // A record is live where its entry still points; an older
                 // copy, or one of a record deleted or moved to the snapshot, is not.
-                if entry.isPresent && !entry.isInSnapshot && entry.start == UInt64(start) {
+                if entry.isPresent && entry.start == UInt64(start) {
                     packed.append(UnsafeRawBufferPointer(rebasing: bytes[position..<(start + length)]))
                     entry.start = UInt64(packed.count - length)
                     entries[key] = entry
@@ -249,19 +360,11 @@ struct EntityTable: Sendable {
         deadBytes = 0
     }
 
-    /// Forgets where a record was before it moves or goes.
+    /// Counts the arena bytes of a record changed again, deleted or moved
+    /// to the snapshot as dead.
     private mutating func retire(_ entry: Entry) {
-        guard entry.isPresent else { return }
-        count -= 1
-        if !entry.isInSnapshot {
-            deadBytes += Self.arenaPrefix + Int(entry.length)
-            arenaRecords -= 1
-        }
-    }
-
-    private func entry(_ key: UInt64) -> Entry? {
-        let entry = entries[key]
-        return entry.isPresent ? entry : nil
+        deadBytes += Self.arenaPrefix + Int(entry.length)
+        arenaRecords -= 1
     }
 
     private mutating func compactIfMostlyDead() {

@@ -91,6 +91,12 @@ struct KeyMap<Value: Sendable>: Sendable {
         }
     }
 
+    /// About the bytes it holds: the array's pages and the dictionary's
+    /// entries, for tests and statistics.
+    var byteCount: Int {
+        pages.reduce(0) { $0 + $1.capacity } * MemoryLayout<Value>.stride + sparse.capacity * (MemoryLayout<Value>.stride + 8)
+    }
+
     /// Lets the array cover keys up to `largest` now, when `count` keys are
     /// about to be set (in any order) and that many justify it: a snapshot's
     /// index lists its keys by value, not by key.

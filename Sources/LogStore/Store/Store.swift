@@ -443,6 +443,9 @@ public final class Store: Sendable {
                 let outcome = inFlight.withLock { inFlight in
                     state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
                 }
+                // The plan reads the records it changes, from their blocks:
+                // one that failed to read leaves the plan unfounded.
+                try state.withLock { $0.tables.first?.snapshot }?.checkReadable()
                 let plan: CommitPlan
                 switch outcome {
                 case .commit(let made): plan = made

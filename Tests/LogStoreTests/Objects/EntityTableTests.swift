@@ -98,3 +98,125 @@ struct EntityTableTests {
         }
     }
 }
+
+extension EntityTableTests {
+    @Test("A table opened from a snapshot keeps bytes per block, not per key; changes cost entries until a compaction moves them into the snapshot")
+    func bookkeepingFollowsChanges() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/bookkeeping.logstore"
+            let model = try CounterModel.make()
+            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 20_000, saveAfter: false)
+            let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+            defer { store.close() }
+            let entity = try #require(model.entitiesByName["Counter"])
+            let opened = try store.snapshot().state.table(entity)
+            // The filled store deleted every eleventh counter before the
+            // snapshot: its keys skip, and runs are ten keys long.
+            let live = (0..<20_000).filter { $0 % 11 != 0 }.count
+            #expect(opened.count == live && opened.keys.count == live && opened.changedCount == 0)
+            // 24 bytes a key before.
+            #expect(opened.bookkeepingBytes < 5 * live, "\(opened.bookkeepingBytes) bytes to find \(live) records")
+
+            let context = store.newContext()
+            let counters = try context.fetchAll("Counter")
+            for counter in counters.prefix(300) { counter["note"] = "changed" }
+            for counter in counters.suffix(200) { try context.delete(counter) }
+            for number in 0..<100 { try context.insert("Counter")["name"] = "new \(number)" }
+            try context.save()
+            let changed = try store.snapshot().state.table(entity)
+            #expect(changed.count == live - 100 && changed.changedCount == 600)
+
+            try store.compact()
+            let compacted = try store.snapshot().state.table(entity)
+            #expect(compacted.count == live - 100 && compacted.changedCount == 0)
+            #expect(compacted.bookkeepingBytes < 5 * live, "\(compacted.bookkeepingBytes) bytes after the compaction")
+            #expect(compacted.keys == changed.keys)
+            for key in changed.keys.prefix(400) { #expect(compacted.record(key)?.values == changed.record(key)?.values) }
+        }
+    }
+
+    @Test("A record's version read from its block does not change when a compaction moves it: a context's later save does not conflict, and another save in between still does")
+    func versionsSurviveCompaction() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/versions.logstore"
+            let model = try CounterModel.make()
+            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 2_000, saveAfter: false)
+            let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+            defer { store.close() }
+            let first = store.newContext(), second = store.newContext()
+            // Each context loads the values, and with them the versions it will save against.
+            let firstCounters = try first.fetchAll("Counter")
+            let secondCounters = try second.fetchAll("Counter")
+            for counter in firstCounters + secondCounters { _ = counter["name"] }
+            // Changed in the arena since the snapshot, then both moved by a compaction.
+            let other = store.newContext()
+            let othersCounters = try other.fetchAll("Counter")
+            othersCounters[1]["note"] = "other"
+            try other.save()
+            let reloaded = store.newContext()
+            let fresh = try reloaded.fetchAll("Counter")
+            for counter in fresh { _ = counter["name"] }
+            try store.compact()
+            firstCounters[0]["note"] = "first"
+            try first.save()
+            fresh[1]["note"] = "after the compaction"
+            try reloaded.save()
+            secondCounters[1]["note"] = "second"
+            let error = #expect(throws: LogStoreError.self) { try second.save() }
+            #expect(error?.kind == .mergeConflict)
+        }
+    }
+}
+
+extension EntityTableTests {
+    @Test("Records saved after the snapshot and deleted or changed while a compaction writes the next one stay deleted or changed once it is in use, and after a reopen")
+    func changesDuringACompactionStay() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/during.logstore"
+            let model = try CounterModel.make()
+            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 600, saveAfter: false)
+            var expected: [String: [UInt64: [StoredValue]]] = [:]
+            do {
+                let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+                defer { store.close() }
+                // In the arena when the compaction takes the state: new
+                // counters, and changed ones of the snapshot.
+                let context = store.newContext()
+                let added = try (0..<6).map { number in
+                    let counter = try context.insert("Counter")
+                    counter["name"] = "added \(number)"
+                    return counter
+                }
+                let old = try context.fetchAll("Counter").prefix(6)
+                for counter in old { counter["note"] = "changed before" }
+                try context.save()
+                var changedDuring = false
+                try store.compact { stage, _ in
+                    guard stage == .writingSnapshot, !changedDuring else { return }
+                    changedDuring = true
+                    do {
+                        // Deleted: two added, two changed before, one untouched;
+                        // changed again: one added, one changed before.
+                        for counter in [added[0], added[1], old[old.startIndex], old[old.startIndex + 1]] { try context.delete(counter) }
+                        try context.delete(try context.fetchAll("Counter")[100])
+                        added[2]["note"] = "changed during"
+                        old[old.startIndex + 2]["note"] = "changed during"
+                        try context.save()
+                    } catch {
+                        Issue.record("the save during the compaction failed: \(error)")
+                    }
+                }
+                #expect(changedDuring)
+                expected = PagedSnapshotTests.namedContents(of: store)
+                let entity = try #require(model.entitiesByName["Counter"])
+                let table = try store.snapshot().state.table(entity)
+                #expect(table.count == table.keys.count && table.count == expected["Counter"]?.count)
+                #expect(expected["Counter"]?.values.contains { $0.first == .string("added 0") } == false)
+                #expect(expected["Counter"]?.values.filter { $0.contains(.string("changed during")) }.count == 2)
+            }
+            let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
+            defer { store.close() }
+            #expect(PagedSnapshotTests.namedContents(of: store) == expected)
+        }
+    }
+}

@@ -56,8 +56,12 @@ struct ApplyReadFailureTests {
             let context = store.newContext()
             let first = try context.existingObject(with: store.id("Item", 1))
             first["count"] = Int64(1_000)
-            // Reading the last item evicts the first one's block.
-            _ = try context.existingObject(with: store.id("Item", 40))["count"]
+            // Reading the last item evicts the first one's block. The save
+            // changes both: it reads each one's block for its version before
+            // anything is written (a failure there refuses the save), the
+            // last one's evicting the first one's again, so that applying
+            // the written save reads a block once more.
+            try context.existingObject(with: store.id("Item", 40))["count"] = Int64(4_000)
             // A fault made before the save, loaded only after it.
             let faultContext = store.newContext()
             let fault = try faultContext.object(with: store.id("Item", 3))
