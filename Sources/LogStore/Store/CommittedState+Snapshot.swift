@@ -235,6 +235,15 @@ extension CommittedState {
                 _ = located.append(key, block: block, slot: slot)
             }
             tables[table].relocate(into: snapshot, located: located, from: written.tables[table])
+            // Each index starts again from what the snapshot holds, plus the
+            // records changed since `written`.
+            guard !indexes[table].isEmpty else { continue }
+            let changed = tables[table].changedKeys().map { key in (key, tables[table].record(key)?.values) }
+            for position in indexes[table].indices {
+                let slot = indexes[table][position].slot
+                let changes = changed.map { key, values in (key: key, value: values.map { slot < $0.count ? $0[slot] : .null }) }
+                indexes[table][position] = indexes[table][position].relocated(to: written.indexes[table][position], changedSince: changes)
+            }
         }
     }
 }

@@ -193,7 +193,7 @@ struct EntityTable: Sendable {
     }
 
     /// The keys changed since the snapshot (saved or deleted), in order.
-    private func changedKeys() -> [UInt64] {
+    func changedKeys() -> [UInt64] {
         var keys: [UInt64] = []
         entries.forEach { key, entry in if entry.isChange { keys.append(key) } }
         return keys

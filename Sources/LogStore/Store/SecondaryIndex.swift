@@ -12,6 +12,12 @@ import Foundation
 /// A changed or deleted record's old entry is not searched for: the record's
 /// generation moves on, and entries of an older generation are skipped and
 /// dropped at the next merge.
+///
+/// The entries a snapshot stored are kept apart, as it stored them: its
+/// values, and per value its keys (``Base``), 8 bytes a key, where an entry
+/// of the runs takes about 32. A key changed since has a state, which hides
+/// its snapshot entry; a compaction gives the index the new snapshot's
+/// entries and drops the changes it wrote (``relocated(to:changedSince:)``).
 struct SecondaryIndex: Sendable {
     struct Entry: Sendable {
         var value: StoredValue
@@ -79,8 +85,62 @@ struct SecondaryIndex: Sendable {
         }
     }
 
+    /// The entries of a snapshot, grouped by value in value order, each
+    /// group's keys increasing. An entry is current while its key has no
+    /// state: no change since the snapshot.
+    private struct Base: Sendable {
+        var values: [StoredValue] = []
+        /// Group `g`'s keys are `keys[starts[g] ..< starts[g + 1]]`.
+        var starts: [Int] = [0]
+        var keys: [UInt64] = []
+
+        init() {}
+
+        /// `keys` in runs of `counts`, one run per value; a count past the
+        /// keys left (only a file LogStore did not write holds one) is cut
+        /// to them.
+        init(values: [StoredValue], counts: [Int], keys: [UInt64]) {
+            self.keys = keys
+            self.values.reserveCapacity(values.count)
+            starts.reserveCapacity(values.count + 1)
+            var next = 0
+            for (value, count) in zip(values, counts) {
+                next += min(max(count, 0), keys.count - next)
+                self.values.append(value)
+                starts.append(next)
+            }
+            self.keys.removeLast(keys.count - next)
+        }
+
+        func keys(ofGroup group: Int) -> ArraySlice<UInt64> { keys[starts[group]..<starts[group + 1]] }
+
+        /// The first group whose value is not before `value` (or, with
+        /// `after`, not before or equal).
+        func boundary(_ value: StoredValue, after: Bool) -> Int {
+            var low = 0, high = values.count
+            while low < high {
+                let middle = (low + high) / 2
+                let order = StoredValue.sortOrder(values[middle], value)
+                if order == .orderedAscending || (after && order == .orderedSame) { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        /// The groups whose values lie in `range`, as runs of group numbers.
+        func span(_ range: Range) -> [Swift.Range<Int>] {
+            if let values = range.values {
+                return values.map { boundary($0, after: false)..<boundary($0, after: true) }
+            }
+            // Ranges never include nil or NaN, which sort before every number.
+            let start = range.lower.map { boundary($0.value, after: !$0.inclusive) } ?? boundary(.double(.nan), after: true)
+            let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? values.count
+            return [start..<max(start, end)]
+        }
+    }
+
     /// The attribute's slot.
     let slot: Int
+    private var base = Base()
     /// The merged entries in order, cut into runs of at most
     /// `2 × chunkCapacity`: a few recent entries go into the one run where
     /// they belong, so a save's cost does not grow with the index.
@@ -110,28 +170,23 @@ struct SecondaryIndex: Sendable {
     /// increasing, exactly as ``groups()`` gives them.
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
         self.init(slot: slot)
-        states.reserve(through: keys.max() ?? 0, holding: keys.count)
-        // Straight into runs of `chunkCapacity`, as replaceChunks would cut
-        // them: a snapshot's index can hold millions of entries, and one
-        // array of them all would be copied once more.
-        chunks.reserveCapacity(keys.count / chunkCapacity + 1)
-        var run: [Entry] = []
-        run.reserveCapacity(min(chunkCapacity, keys.count))
-        var next = 0
-        for (value, count) in zip(values, counts) {
-            for key in keys[next..<(next + count)] {
-                states[key] = 0b11
-                run.append(Entry(value: value, key: key, generation: 0b11))
-                if run.count == chunkCapacity {
-                    chunks.append(run)
-                    run = []
-                    run.reserveCapacity(chunkCapacity)
-                }
-            }
-            next += count
+        base = Base(values: values, counts: counts, keys: keys)
+    }
+
+    /// This index once a compaction wrote `written` (it, as the compaction
+    /// took it) into a snapshot: the snapshot's entries as the base, then
+    /// each record in `changes` (its key, and its value now, nil once
+    /// deleted) changed since, so that the memory of the changes the
+    /// snapshot holds is given back.
+    func relocated(to written: SecondaryIndex, changedSince changes: [(key: UInt64, value: StoredValue?)]) -> SecondaryIndex {
+        var index = SecondaryIndex(slot: slot, chunkCapacity: chunkCapacity, tailLimit: tailLimit)
+        let (values, counts, keys) = written.groups()
+        index.base = Base(values: values, counts: counts, keys: keys)
+        for (key, value) in changes {
+            if let value { index.set(key, value) } else { index.remove(key) }
         }
-        if !run.isEmpty { chunks.append(run) }
-        chunkedCount = chunks.reduce(0) { $0 + $1.count }
+        index.settle()
+        return index
     }
 
     /// Every current entry as a snapshot stores it: the values in sort
@@ -153,9 +208,13 @@ struct SecondaryIndex: Sendable {
         tail.append(Entry(value: value, key: key, generation: states[key]))
     }
 
+    /// Records that `key` holds no value: its entries, in the runs or in the
+    /// base, are no longer current.
     mutating func remove(_ key: UInt64) {
         let state = states[key]
-        guard state != 0 else { return }
+        // A key with no state and no entry in the base costs nothing; one
+        // with a base entry gets a state that hides it.
+        guard state != 0 || !base.keys.isEmpty else { return }
         states[key] = ((state >> 1) &+ 1) << 1
     }
 
@@ -395,6 +454,11 @@ struct SecondaryIndex: Sendable {
             forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { keys.append(entry.key) } }
         }
         for entry in tail where isCurrent(entry) && range.contains(entry.value) { keys.append(entry.key) }
+        for groups in base.span(range) {
+            for group in groups {
+                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
+            }
+        }
         // `IN` with a repeated value finds a key twice.
         if range.values.map({ $0.count > 1 }) ?? false { keys = keys.filter { seen.insert($0).inserted } }
         return keys
@@ -407,6 +471,9 @@ struct SecondaryIndex: Sendable {
         var count = 0
         for (start, end) in span(range) {
             forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { count += 1 } }
+        }
+        for groups in base.span(range) {
+            for group in groups { count += base.keys(ofGroup: group).count { states[$0] == 0 } }
         }
         return count + tail.count { isCurrent($0) && range.contains($0.value) }
     }
@@ -421,6 +488,9 @@ struct SecondaryIndex: Sendable {
             }
             count += chunks[start.chunk].count - start.offset + end.offset
             for chunk in (start.chunk + 1)..<end.chunk { count += chunks[chunk].count }
+        }
+        for groups in base.span(range) {
+            for group in groups { count += base.starts[group + 1] - base.starts[group] }
         }
         return count + tail.count { range.contains($0.value) }
     }
@@ -451,23 +521,38 @@ struct SecondaryIndex: Sendable {
                 position.offset = position.chunk >= 0 ? chunks[position.chunk].count - 1 : 0
             }
         }
+        // And a third over the base's groups.
+        var group = ascending ? 0 : base.values.count - 1
+        let groupRange = 0..<base.values.count
         while true {
             while let candidate = entry(main), !isCurrent(candidate) { advance(&main) }
-            let fromRuns = entry(main), fromRecent = recent.first
-            guard fromRuns != nil || fromRecent != nil else { return }
-            let takeMain: Bool
-            if let fromRuns, let fromRecent {
-                let order = StoredValue.sortOrder(fromRuns.value, fromRecent.value)
-                takeMain = (order == .orderedAscending) == ascending || order == .orderedSame
-            } else {
-                takeMain = fromRuns != nil
+            // The next value: the first, in the direction asked for, of the
+            // three cursors' (ties go to the runs, then the recent entries).
+            var chosen: (value: StoredValue, source: Int)?
+            for (source, candidate) in [entry(main)?.value, recent.first?.value, groupRange.contains(group) ? base.values[group] : nil].enumerated() {
+                guard let candidate else { continue }
+                if let current = chosen {
+                    let order = StoredValue.sortOrder(candidate, current.value)
+                    if order != .orderedSame && (order == .orderedAscending) == ascending { chosen = (candidate, source) }
+                } else {
+                    chosen = (candidate, source)
+                }
             }
-            // The entry that gives the value is taken before any comparison,
-            // so every step moves on whatever the order says.
-            let first = takeMain ? fromRuns! : fromRecent!
-            let value = first.value
-            var keys = [first.key]
-            if takeMain { advance(&main) } else { recent.removeFirst() }
+            guard let (value, source) = chosen else { return }
+            // Every cursor moves past the value. The one that gave it moves
+            // on first, whatever the order says, so every step moves on.
+            var keys: [UInt64] = []
+            switch source {
+            case 0:
+                keys.append(entry(main)!.key)
+                advance(&main)
+            case 1:
+                keys.append(recent.first!.key)
+                recent.removeFirst()
+            default:
+                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
+                group += step
+            }
             while let next = entry(main), StoredValue.sortOrder(next.value, value) == .orderedSame {
                 if isCurrent(next) { keys.append(next.key) }
                 advance(&main)
@@ -476,6 +561,12 @@ struct SecondaryIndex: Sendable {
                 keys.append(next.key)
                 recent.removeFirst()
             }
+            while groupRange.contains(group), StoredValue.sortOrder(base.values[group], value) == .orderedSame {
+                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
+                group += step
+            }
+            // A value whose every entry went stale is no group.
+            guard !keys.isEmpty else { continue }
             keys.sort()
             guard body(value, keys) else { return }
         }

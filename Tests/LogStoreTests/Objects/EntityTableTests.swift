@@ -213,6 +213,15 @@ extension EntityTableTests {
                 #expect(table.count == table.keys.count && table.count == expected["Counter"]?.count)
                 #expect(expected["Counter"]?.values.contains { $0.first == .string("added 0") } == false)
                 #expect(expected["Counter"]?.values.filter { $0.contains(.string("changed during")) }.count == 2)
+                // The index on name, rebuilt from the new snapshot and the
+                // changes since, answers as the records do.
+                let reader = store.newContext()
+                for number in 0..<6 {
+                    let found = try reader.fetch(FetchRequest(entityName: "Counter", predicate: try ObjectPredicate("name == %@", "added \(number)")))
+                    #expect(found.count == (number < 2 ? 0 : 1), "added \(number)")
+                }
+                let named = try reader.count(for: FetchRequest(entityName: "Counter", predicate: try ObjectPredicate("name BEGINSWITH 'counter'")))
+                #expect(named == (expected["Counter"]?.count ?? 0) - 4)
             }
             let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
             defer { store.close() }

@@ -87,6 +87,7 @@ struct SecondaryIndexTests {
         var reshaped = SecondaryIndex(slot: 0, chunkCapacity: shapes.chunkCapacity, tailLimit: shapes.tailLimit)
         for (key, value) in current { reshaped.set(key, value) }
         reshaped.settle()
+        var written: (index: SecondaryIndex, changes: [UInt64: StoredValue?])?
         for step in 0..<3_000 {
             let key = random.next() % 2_200 + 1
             if random.next() % 4 == 0 {
@@ -101,21 +102,41 @@ struct SecondaryIndexTests {
             }
             index.settle()
             reshaped.settle()
+            // A compaction part way: what the index held then becomes the
+            // base of a new one, and the changes since are applied to it.
+            if step == 1_000 { written = (index, [:]) }
+            if step > 1_000 { written?.changes[key] = current[key] }
             if step % 500 == 499 {
+                var candidates = [index, reshaped]
+                if let written {
+                    candidates.append(index.relocated(to: written.index, changedSince: written.changes.map { (key: $0.key, value: $0.value) }))
+                }
                 let range = SecondaryIndex.Range(values: nil, lower: (.int64(100), true), upper: (.int64(150), false))
                 let expected = current.filter { range.contains($0.value) }.keys.sorted()
-                for candidate in [index, reshaped] {
+                let expectedGroups = Dictionary(grouping: current, by: { $0.value }).map { ($0.key, $0.value.map(\.key).sorted()) }
+                    .sorted { StoredValue.sortOrder($0.0, $1.0) == .orderedAscending }
+                for candidate in candidates {
                     #expect(candidate.keys(in: range).sorted() == expected, "step \(step)")
                     #expect(candidate.count(in: range) == expected.count, "step \(step)")
+                    #expect(candidate.estimate(range) >= expected.count, "step \(step)")
                     let groups = candidate.groups()
                     #expect(groups.keys.count == current.count, "step \(step)")
                     #expect(Set(groups.keys) == Set(current.keys), "step \(step)")
+                    for ascending in [true, false] {
+                        var seen: [(StoredValue, [UInt64])] = []
+                        candidate.forEachGroup(ascending: ascending) { value, keys in
+                            seen.append((value, keys))
+                            return true
+                        }
+                        let ordered = ascending ? expectedGroups : expectedGroups.reversed()
+                        #expect(seen.map(\.1) == ordered.map(\.1) && seen.map(\.0) == ordered.map(\.0), "step \(step), ascending \(ascending)")
+                    }
                 }
             }
         }
     }
 
-    @Test("Single-record updates leave few stale entries for lookups, counts and estimates to walk", arguments: [false, true])
+    @Test("Single-record updates leave few stale entries in the runs for lookups, counts and estimates to walk; the snapshot's, until the next compaction", arguments: [false, true])
     func staleEntriesStayFew(shuffled: Bool) {
         let count = 100_000, updated = 30_000
         let keys = (1...UInt64(count)).map { $0 }
@@ -128,9 +149,23 @@ struct SecondaryIndexTests {
         }
         let live = count - updated
         #expect(index.count(in: .equal(to: [.int64(0)])) == live)
-        // Stale entries are swept in proportion to the entries each settle
-        // moves, so they stay near 1/`sweepRatio` of the index.
-        #expect(index.estimate(.equal(to: [.int64(0)])) <= live + count / 8)
-        #expect(index.estimate(.equal(to: [.int64(1)])) <= updated + count / 8)
+        // The snapshot's entries stay until a compaction writes a new one;
+        // the runs hold the changes, and stale entries among them are swept
+        // in proportion to the entries each settle moves, so they stay near
+        // 1/`sweepRatio` of the runs.
+        #expect(index.estimate(.equal(to: [.int64(0)])) <= count)
+        #expect(index.estimate(.equal(to: [.int64(1)])) <= updated + updated / 8)
+        // Thirty thousand more updates of the same records, each superseding
+        // an entry in the runs.
+        for key in order.prefix(updated) {
+            index.set(key, .int64(2))
+            index.settle()
+        }
+        #expect(index.estimate(.equal(to: [.int64(2)])) <= updated + updated / 8)
+        #expect(index.estimate(.equal(to: [.int64(1)])) <= updated / 8)
+        // After a compaction, the new snapshot holds exactly the live entries.
+        let compacted = index.relocated(to: index, changedSince: [])
+        #expect(compacted.estimate(.equal(to: [.int64(0)])) == live && compacted.estimate(.equal(to: [.int64(2)])) == updated)
+        #expect(compacted.count(in: .equal(to: [.int64(2)])) == updated)
     }
 }
