@@ -300,11 +300,14 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     }
 
     /// The error for using an object whose record another save deleted,
-    /// or whose store stopped serving records (``Store/checkServing()``).
+    /// whose store stopped serving records (``Store/checkServing()``), or
+    /// whose record's snapshot block failed to read.
     func gone(_ key: String? = nil) -> LogStoreError {
         if let context = managedObjectContext, case .failure(let failure) = Result(catching: { () throws(LogStoreError) in try context.store.checkServing() }) {
             return failure
         }
+        // Not deleted: its snapshot block could not be read.
+        if let failure = managedObjectContext?.store.readFailure(of: objectID) { return failure }
         return LogStoreError(.objectNotFound, "\(entity.name) \(objectID) was deleted by another save\(key.map { ", so \($0) cannot be read or written" } ?? ""); fetch again, or merge that save's changes into this context", entity: entity.name, attribute: key)
     }
 

@@ -16,7 +16,7 @@ extension ObjectContext {
         // Every match becomes a loaded object: read each record once.
         let loadsAll = request.fetchBatchSize == 0 && request.fetchLimit == 0 && request.fetchOffset == 0
         let execution = try FetchExecution(request, in: self, loadingRecords: loadsAll)
-        return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: request.fetchBatchSize)
+        return objects(for: try execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: request.fetchBatchSize)
     }
 
     /// The objects `request` selects, as instances of `type`.
@@ -29,7 +29,7 @@ extension ObjectContext {
     public func fetchIDs(_ request: FetchRequest) throws(LogStoreError) -> [ObjectID] {
         checkConfinement()
         let execution = try FetchExecution(request, in: self)
-        return execution.run().matches.map { store.id(execution.entity, $0.key) }
+        return try execution.run().matches.map { store.id(execution.entity, $0.key) }
     }
 
     /// How many objects `request` selects (within its offset and limit).
@@ -47,7 +47,7 @@ extension ObjectContext {
     func fetch(_ property: FetchedProperty, for source: ManagedObject) throws(LogStoreError) -> [ManagedObject] {
         let request = FetchRequest(entityName: property.destination, predicate: property.predicate, sortDescriptors: property.sortDescriptors)
         let execution = try FetchExecution(request, in: self, source: source, loadingRecords: true)
-        return objects(for: execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: 0)
+        return objects(for: try execution.run().matches, of: execution.entity, in: execution.snapshot, batchSize: 0)
     }
 
     private func objects(for matches: [FetchExecution.Match], of entity: EntityDescription, in snapshot: StateSnapshot, batchSize: Int) -> [ManagedObject] {
@@ -112,7 +112,7 @@ extension ObjectContext {
         for (value, _) in values where value.function == nil && (aggregates || !groups.isEmpty) && !request.propertiesToGroupBy.contains(value.keyPath ?? "") {
             throw LogStoreError(.invalidArgument, "\(value.name) is neither grouped by nor an aggregate; add it to propertiesToGroupBy", entity: entity.name, attribute: value.name)
         }
-        let matches = execution.run().matches
+        let matches = try execution.run().matches
         func swiftValue(_ operand: Operand, _ path: BoundPath?) -> Any? {
             switch operand {
             case .value(.null): return nil

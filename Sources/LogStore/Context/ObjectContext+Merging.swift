@@ -151,7 +151,9 @@ extension ObjectContext {
         for record in records {
             let id = store.id(record)
             guard let object = registered[id] else { continue }
-            if store.record(id) == nil {
+            // A record whose block failed to read is not deleted: the object
+            // becomes a fault, which says why when it is read.
+            if store.record(id) == nil && store.readFailure(of: id) == nil {
                 object.life.delete()
                 registered[id] = nil
             } else {

@@ -135,6 +135,8 @@ public final class ObjectContext {
         if object.isInserted { return object }
         try store.checkServing()
         if object.isDeleted || (object.isFault && store.record(id) == nil) {
+            // No record, or one whose snapshot block could not be read.
+            if let failure = store.readFailure(of: id) { throw failure }
             throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
         }
         object.fulfill()

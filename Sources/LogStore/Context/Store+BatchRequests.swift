@@ -164,7 +164,7 @@ extension Store {
         guard !execution.testsDerivedAttributes else {
             throw LogStoreError(.invalidPredicate, "a batch request's predicate cannot use a derived attribute of \(request.entityName), which only an object computes; fetch the IDs in a context and change the objects there", entity: request.entityName)
         }
-        return execution.run().matches.map(\.key)
+        return try execution.run().matches.map(\.key)
     }
 
     /// Commits the changes `prepare` makes under the write lock (with

@@ -220,7 +220,19 @@ struct FetchExecution {
     }
 
     /// The matches, ordered and windowed, and how they were found.
-    func run() -> (matches: [Match], plan: FetchPlan) {
+    ///
+    /// - Throws: the failure of a snapshot block that could not be read
+    ///   (`.io`, `.corruptSnapshot`): its records would be missing from the
+    ///   answer, which is never given without them.
+    func run() throws(LogStoreError) -> (matches: [Match], plan: FetchPlan) {
+        let blocks = snapshot.state.tables.first?.snapshot
+        let failedBefore = blocks?.failedReadCount ?? 0
+        let result = matches()
+        try blocks?.checkNoReadFailed(since: failedBefore)
+        return result
+    }
+
+    private func matches() -> (matches: [Match], plan: FetchPlan) {
         let (pending, excluded) = request.includesPendingChanges ? context.pendingObjects(of: entity) : ([], [])
         let table = snapshot.state.table(entity)
         let plan = choosePlan(tableCount: table.count)
@@ -286,7 +298,9 @@ struct FetchExecution {
     /// How many objects match, within the window: without reading a record
     /// when there is no predicate or an index answers the whole of it, and
     /// no unsaved object of the entity could change the answer.
-    func count() -> Int {
+    ///
+    /// - Throws: as ``run()``.
+    func count() throws(LogStoreError) -> Int {
         let table = snapshot.state.table(entity)
         let plan = choosePlan(tableCount: table.count)
         let pendingMatter = readsUnsavedLinks || (request.includesPendingChanges && context.hasPendingObjects(of: entity))
@@ -297,7 +311,7 @@ struct FetchExecution {
         if predicate == nil && !pendingMatter { return windowed(table.count) }
         if plan.covers, let (index, range) = plan.lookup, !pendingMatter { return windowed(index.count(in: range)) }
         if plan.covers, let keys = plan.relatedKeys, !pendingMatter { return windowed(keys.count) }
-        return run().matches.count
+        return try run().matches.count
     }
 
     /// `predicate` as a test of one record; nil when every record matches.

@@ -41,6 +41,7 @@ final class SnapshotFile: Sendable {
     /// The first block that failed to read after open (an I/O error: open
     /// checked every checksum). Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
+    private let failedReads = Atomic<Int>(0)
 
     init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
         sequence = index.sequence
@@ -214,6 +215,7 @@ final class SnapshotFile: Sendable {
             return block
         } catch {
             readFailure.withLock { if $0 == nil { $0 = error } }
+            failedReads.add(1, ordering: .relaxed)
             return nil
         }
     }
@@ -274,6 +276,17 @@ final class SnapshotFile: Sendable {
     /// Throws the first failure to read a block since open, if any.
     func checkReadable() throws(LogStoreError) {
         if let failure = readFailure.withLock({ $0 }) { throw failure }
+    }
+
+    /// How many block reads failed since open: a reader that sees it grow
+    /// while it read may have missed records, and says so.
+    var failedReadCount: Int { failedReads.load(ordering: .relaxed) }
+
+    /// Throws the first failure to read a block when a block read failed
+    /// since the count was `before`.
+    func checkNoReadFailed(since before: Int) throws(LogStoreError) {
+        guard failedReadCount != before else { return }
+        try checkReadable()
     }
 }
 

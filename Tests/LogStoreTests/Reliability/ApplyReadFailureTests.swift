@@ -111,3 +111,56 @@ struct ApplyReadFailureTests {
         #expect(reachedApply, "no failed read came after the save was written")
     }
 }
+
+extension ApplyReadFailureTests {
+    @Test("A block that fails to read after open: a fetch, a count, a lookup and a fault that read it throw .io; none answers without its records or calls them deleted, and saves are refused")
+    func readsNeverAnswerWithoutABlock() throws {
+        let disk = SimulatedDisk()
+        do {
+            let store = try Self.open(disk)
+            let context = store.newContext()
+            for number in 1...40 {
+                let item = try context.insert("Item")
+                item["name"] = "item \(number)"
+                item["count"] = Int64(number)
+            }
+            try context.save()
+            _ = try store.compact()
+            store.close()
+        }
+        // Each read fails in a new store, its first block read after open:
+        // blocks are read on demand, through a cache of one block.
+        let reads: [(String, (Store) throws -> Int)] = [
+            ("fetch", { try $0.newContext().fetch(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("count != 3"))).count }),
+            ("count of a scan", { try $0.newContext().count(for: FetchRequest(entityName: "Item", predicate: try ObjectPredicate("count > 0"))) }),
+            ("fetch of IDs by value", { try $0.newContext().fetchIDs(FetchRequest(entityName: "Item", predicate: try ObjectPredicate("count >= 20"))).count }),
+            ("existingObject", { store in
+                let context = store.newContext()
+                return try withExtendedLifetime(context) { try context.existingObject(with: store.id("Item", 7)) != nil ? 1 : 0 }
+            }),
+            ("fault", { store in
+                let context = store.newContext()
+                return try withExtendedLifetime(context) { try context.object(with: store.id("Item", 7)).value(forKey: "count") != nil ? 1 : 0 }
+            }),
+        ]
+        for (name, read) in reads {
+            let store = try Self.open(disk)
+            defer { store.close() }
+            disk.arm(failing: 1, of: "read")
+            let outcome = Result { try read(store) }
+            disk.arm()
+            switch outcome {
+            case .success(let answer):
+                Issue.record("\(name): answered \(answer) though a block failed to read (fired: \(disk.faultFired))")
+            case .failure(let error):
+                #expect((error as? LogStoreError)?.kind == .io, "\(name): \(error)")
+            }
+            // Saves are refused from now on, until the store is opened again.
+            let context = store.newContext()
+            try withExtendedLifetime(context) {
+                try context.insert("Item")["name"] = "after"
+                #expect(throws: LogStoreError.self, "\(name)") { try context.save() }
+            }
+        }
+    }
+}
