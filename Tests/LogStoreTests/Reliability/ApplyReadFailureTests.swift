@@ -25,6 +25,20 @@ struct ApplyReadFailureTests {
         try Store(journal: Journal(path: path, options: options, fileSystem: disk), model: model)
     }
 
+    /// Items 1 to 40, compacted into a snapshot of small blocks.
+    static func fill(_ disk: SimulatedDisk) throws {
+        let store = try open(disk)
+        defer { store.close() }
+        let context = store.newContext()
+        for number in 1...40 {
+            let item = try context.insert("Item")
+            item["name"] = "item \(number)"
+            item["count"] = Int64(number)
+        }
+        try context.save()
+        _ = try store.compact()
+    }
+
     /// The `count` of item 1 as `store` serves it to a new context; nil when
     /// the store throws instead.
     static func servedCount(_ store: Store) -> Int64? {
@@ -40,18 +54,7 @@ struct ApplyReadFailureTests {
         var reachedApply = false
         for failing in 1...8 {
             let disk = SimulatedDisk()
-            do {
-                let store = try Self.open(disk)
-                let context = store.newContext()
-                for number in 1...40 {
-                    let item = try context.insert("Item")
-                    item["name"] = "item \(number)"
-                    item["count"] = Int64(number)
-                }
-                try context.save()
-                _ = try store.compact()
-                store.close()
-            }
+            try Self.fill(disk)
             let store = try Self.open(disk)
             let context = store.newContext()
             let first = try context.existingObject(with: store.id("Item", 1))
@@ -116,18 +119,7 @@ extension ApplyReadFailureTests {
     @Test("A block that fails to read after open: a fetch, a count, a lookup and a fault that read it throw .io; none answers without its records or calls them deleted, and saves are refused")
     func readsNeverAnswerWithoutABlock() throws {
         let disk = SimulatedDisk()
-        do {
-            let store = try Self.open(disk)
-            let context = store.newContext()
-            for number in 1...40 {
-                let item = try context.insert("Item")
-                item["name"] = "item \(number)"
-                item["count"] = Int64(number)
-            }
-            try context.save()
-            _ = try store.compact()
-            store.close()
-        }
+        try Self.fill(disk)
         // Each read fails in a new store, its first block read after open:
         // blocks are read on demand, through a cache of one block.
         let reads: [(String, (Store) throws -> Int)] = [
