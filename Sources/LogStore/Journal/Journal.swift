@@ -132,7 +132,10 @@ public final class Journal: Sendable {
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?
         var origin = TailOrigin(file: file)
         origin.start = try header.framesStart(fileSize: fileSize, path: path)
-        if let opened = try SnapshotFile.open(file, header: header, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity) {
+        // Salvage looks for damage: every data block is checked at open. Otherwise
+        // each is checked when first read (FORMAT.md §13.6).
+        if let opened = try SnapshotFile.open(file, header: header, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity,
+                                              checkingDataBlocks: options.recoveryMode == .salvage) {
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }

@@ -5,8 +5,16 @@ import Synchronization
 
 extension SnapshotFile {
     /// Opens the paged snapshot whose base root is at `rootOffset` of
-    /// `journalFile`, checking the root, the catalog, every index block
-    /// against its parent and every frame of the run against its checksum.
+    /// `journalFile`, checking the root, the catalog and every index block
+    /// against its parent; with `checkingDataBlocks`, also every frame of
+    /// the run against its checksum, in one sequential read.
+    ///
+    /// Without it, a data block is checked when it is first read, against
+    /// its handle, its checksum and the key directory (``readBlock(_:)``),
+    /// as FORMAT.md §13.6 has it: open reads the index blocks only, and a
+    /// read that needs a damaged block throws (FetchExecution, and
+    /// ``Store/readFailure(of:)``). A salvage, a recover and a compaction's
+    /// read-back check every frame.
     ///
     /// The store's state is built from it as from an index frame: the key
     /// directory gives the block directory and the live keys, the value and
@@ -15,8 +23,8 @@ extension SnapshotFile {
     /// - Returns: the snapshot, and what it holds as an index.
     /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
     ///   when reading fails.
-    static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
-        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: true)
+    static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
+        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks)
         let file = try journalFile.reopenForReading()
         return (SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity), extent.index)
     }

@@ -7,9 +7,11 @@ import Synchronization
 ///
 /// Open reads the index frame and checks every block frame's checksum
 /// against the directory, decoding none: damage is reported at open, naming
-/// the block, and a block read later is one that was whole. Blocks are
-/// decoded when a record in them is first touched, through a bounded
-/// ``BlockCache``.
+/// the block. A paged snapshot's open (format version 5) reads its index
+/// blocks only, unless it salvages; each data block is checked when first
+/// read, and a read that needs a block that fails says so (the first
+/// failure is kept, and counted). Blocks are decoded when a record in them
+/// is first touched, through a bounded ``BlockCache``.
 ///
 /// It reads through a descriptor of its own, so a compaction that renames
 /// a new file over the store leaves it reading the file it was opened on,
@@ -38,8 +40,8 @@ final class SnapshotFile: Sendable {
     private let file: any FileIO
     private let cache: BlockCache
     private let decodedBlocks = Atomic<Int>(0)
-    /// The first block that failed to read after open (an I/O error: open
-    /// checked every checksum). Saves refuse to go on past it.
+    /// The first block that failed to read after open: an I/O error, or a
+    /// paged snapshot's damaged data block. Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
     private let failedReads = Atomic<Int>(0)
 
@@ -80,9 +82,9 @@ final class SnapshotFile: Sendable {
     /// Opens the snapshot `header` names in `journalFile`: an index frame's
     /// (format versions 2 to 4) or a paged one's (version 5); nil when the
     /// file holds none.
-    static func open(_ journalFile: any FileIO, header: FileHeader, fileSize: UInt64, cacheCapacity: Int) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex)? {
+    static func open(_ journalFile: any FileIO, header: FileHeader, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool = true) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex)? {
         if let rootOffset = header.snapshotRootOffset {
-            return try openPaged(journalFile, rootOffset: rootOffset, fileSize: fileSize, cacheCapacity: cacheCapacity)
+            return try openPaged(journalFile, rootOffset: rootOffset, fileSize: fileSize, cacheCapacity: cacheCapacity, checkingDataBlocks: checkingDataBlocks)
         }
         if let indexOffset = header.snapshotIndexOffset {
             return try open(journalFile, indexOffset: indexOffset, fileSize: fileSize, cacheCapacity: cacheCapacity)
