@@ -112,6 +112,14 @@ extension ObjectContext {
         for (value, _) in values where value.function == nil && (aggregates || !groups.isEmpty) && !request.propertiesToGroupBy.contains(value.keyPath ?? "") {
             throw LogStoreError(.invalidArgument, "\(value.name) is neither grouped by nor an aggregate; add it to propertiesToGroupBy", entity: entity.name, attribute: value.name)
         }
+        return try execution.checkingReads { () throws(LogStoreError) in
+            try rows(of: request, execution: execution, values: values, groups: groups, aggregates: aggregates)
+        }
+    }
+
+    /// The rows of a dictionary fetch, windowed: the values of `values` for
+    /// each match, or per group with aggregates.
+    private func rows(of request: FetchRequest, execution: FetchExecution, values: [(FetchedValue, BoundPath?)], groups: [(String, BoundPath)], aggregates: Bool) throws(LogStoreError) -> [[String: Any]] {
         let matches = try execution.run().matches
         func swiftValue(_ operand: Operand, _ path: BoundPath?) -> Any? {
             switch operand {

@@ -225,9 +225,18 @@ struct FetchExecution {
     ///   (`.io`, `.corruptSnapshot`): its records would be missing from the
     ///   answer, which is never given without them.
     func run() throws(LogStoreError) -> (matches: [Match], plan: FetchPlan) {
+        try checkingReads { matches() }
+    }
+
+    /// What `body` gives, when no snapshot block failed to read meanwhile
+    /// (scans skip a block that fails, lookups find no record in it, values
+    /// read from it are null); the first failure otherwise. Everything a
+    /// fetch reads goes through here: its matches, its count, and the
+    /// values of a dictionary fetch's rows.
+    func checkingReads<Result>(_ body: () throws(LogStoreError) -> Result) throws(LogStoreError) -> Result {
         let blocks = snapshot.state.tables.first?.snapshot
         let failedBefore = blocks?.failedReadCount ?? 0
-        let result = matches()
+        let result = try body()
         try blocks?.checkNoReadFailed(since: failedBefore)
         return result
     }
@@ -301,6 +310,10 @@ struct FetchExecution {
     ///
     /// - Throws: as ``run()``.
     func count() throws(LogStoreError) -> Int {
+        try checkingReads { () throws(LogStoreError) in try counted() }
+    }
+
+    private func counted() throws(LogStoreError) -> Int {
         let table = snapshot.state.table(entity)
         let plan = choosePlan(tableCount: table.count)
         let pendingMatter = readsUnsavedLinks || (request.includesPendingChanges && context.hasPendingObjects(of: entity))

@@ -280,6 +280,17 @@ final class SnapshotFile: Sendable {
         if let failure = readFailure.withLock({ $0 }) { throw failure }
     }
 
+    /// Records that block `number` (0-based) does not hold at `slot` the
+    /// record with `key`, where the index places it: damage its checksums
+    /// cannot show (a block is checked against the directory's first and
+    /// last keys), kept and counted as a failed read.
+    func reportMisplaced(key: UInt64, block number: Int, slot: Int) {
+        let error = Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0,
+                                     reason: "the index places the record with key \(key) at its record \(slot + 1), which holds another record, or none")
+        readFailure.withLock { if $0 == nil { $0 = error } }
+        failedReads.add(1, ordering: .relaxed)
+    }
+
     /// How many block reads failed since open: a reader that sees it grow
     /// while it read may have missed records, and says so.
     var failedReadCount: Int { failedReads.load(ordering: .relaxed) }

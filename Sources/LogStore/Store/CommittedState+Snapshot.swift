@@ -16,7 +16,8 @@ extension CommittedState {
     /// those are read now and brought to this model's slots, once.
     ///
     /// Records get as their version the one their block gives, never past
-    /// the snapshot's sequence number.
+    /// the snapshot's sequence number; a migrated entity's records, inserted
+    /// again with this model's slots, the snapshot's sequence number.
     mutating func load(_ index: SnapshotIndex, from snapshot: SnapshotFile) throws(LogStoreError) {
         for table in model.entities.indices { tables[table].attach(snapshot, located: LocatedKeys()) }
         var cursor = BlockCursor(snapshot.directory)

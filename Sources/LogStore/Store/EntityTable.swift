@@ -141,6 +141,7 @@ struct EntityTable: Sendable {
                 guard let values = records.values(at: slot, key: key) else { return }
                 result = body(version(inBlock: records.versions[slot]), values)
             }
+            if result == nil { snapshot?.reportMisplaced(key: key, block: number, slot: slot) }
             return result
         }
     }
@@ -179,7 +180,11 @@ struct EntityTable: Sendable {
                         let key = run[index]
                         guard !changes(before: key) else { continue }
                         let slot = firstSlot + index
-                        if let values = records.values(at: slot, key: key) { body(key, version(inBlock: records.versions[slot]), values) }
+                        if let values = records.values(at: slot, key: key) {
+                            body(key, version(inBlock: records.versions[slot]), values)
+                        } else {
+                            snapshot?.reportMisplaced(key: key, block: number, slot: slot)
+                        }
                     }
                 }
             }

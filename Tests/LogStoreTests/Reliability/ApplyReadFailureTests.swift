@@ -130,6 +130,7 @@ extension ApplyReadFailureTests {
                 let context = store.newContext()
                 return try withExtendedLifetime(context) { try context.existingObject(with: store.id("Item", 7)) != nil ? 1 : 0 }
             }),
+            ("dictionary fetch", { try $0.newContext().fetchDictionaries(FetchRequest(entityName: "Item")).count }),
             ("fault", { store in
                 let context = store.newContext()
                 return try withExtendedLifetime(context) { try context.object(with: store.id("Item", 7)).value(forKey: "count") != nil ? 1 : 0 }

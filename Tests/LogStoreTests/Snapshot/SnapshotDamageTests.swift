@@ -144,5 +144,32 @@ struct SnapshotDamageTests {
             #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
         }
     }
+
+    @Test("A checksum-valid index that places a record where its block holds another: a fetch, a lookup and a dictionary fetch that read it throw .corruptSnapshot; none answers without the record or calls it deleted")
+    func misplacedRecordRead() throws {
+        try Self.withCompactedStore { path, model, index in
+            let keys = index.entities[0].keys
+            try Self.craftIndex(of: path, index) { index in
+                index.entities[0].keys = Array(keys.dropFirst()) + [index.entities[0].nextKey - 1]
+            }
+            let reads: [(String, (Store) throws -> Int)] = [
+                ("fetch", { try $0.newContext().fetch(FetchRequest(entityName: "Counter", predicate: try ObjectPredicate("value != -1"))).count }),
+                ("existingObject", { store in
+                    let context = store.newContext()
+                    return try withExtendedLifetime(context) { try context.existingObject(with: store.id("Counter", keys[1])) != nil ? 1 : 0 }
+                }),
+                ("dictionaries", { try $0.newContext().fetchDictionaries(FetchRequest(entityName: "Counter")).count }),
+            ]
+            for (name, read) in reads {
+                let store = try Store(path: path, model: model, options: CounterModel.manual)
+                defer { store.close() }
+                let outcome = Result { try read(store) }
+                switch outcome {
+                case .success(let answer): Issue.record("\(name): answered \(answer) from misplaced records")
+                case .failure(let error): #expect((error as? LogStoreError)?.kind == .corruptSnapshot, "\(name): \(error)")
+                }
+            }
+        }
+    }
 }
 
