@@ -152,33 +152,28 @@ struct EntityTable: Sendable {
     /// place, merged with the records changed since.
     func forEachRecord(_ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) {
         let changed = changedKeys()
+        // Where the walk is in `changed`. Each run copies it in and out once:
+        // a variable the per-record loop shared with a closure was checked
+        // for exclusive access at run time at every record.
         var next = 0
         arena.bytes.withUnsafeBytes { arenaBytes in
-            /// Calls `body` with the changed records before `key` (all when
-            /// nil), and says whether `key` itself changed.
-            func changes(before key: UInt64?) -> Bool {
-                while next < changed.count, key.map({ changed[next] <= $0 }) ?? true {
-                    let changedKey = changed[next]
-                    next += 1
-                    let entry = entries[changedKey]
-                    if entry.isPresent {
-                        body(changedKey, entry.version, UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
-                    }
-                    if changedKey == key { return true }
-                }
-                return false
-            }
             located.forEachRun { number, firstSlot, run in
                 guard let block = snapshot?.block(number) else {
                     // Its records cannot be read (the failure is kept); the
                     // changed ones among them still can.
-                    for index in 0..<run.count { _ = changes(before: run[index]) }
+                    for index in 0..<run.count { _ = emitChanges(through: run[index], changed, &next, arenaBytes, body) }
                     return
                 }
+                var position = next
                 block.withRecords { records in
+                    var upcoming = position < changed.count ? changed[position] : .max
                     for index in 0..<run.count {
                         let key = run[index]
-                        guard !changes(before: key) else { continue }
+                        if key >= upcoming {
+                            let isChanged = emitChanges(through: key, changed, &position, arenaBytes, body)
+                            upcoming = position < changed.count ? changed[position] : .max
+                            if isChanged { continue }
+                        }
                         let slot = firstSlot + index
                         if let values = records.values(at: slot, key: key) {
                             body(key, version(inBlock: records.versions[slot]), values)
@@ -187,9 +182,27 @@ struct EntityTable: Sendable {
                         }
                     }
                 }
+                next = position
             }
-            _ = changes(before: nil)
+            _ = emitChanges(through: nil, changed, &next, arenaBytes, body)
         }
+    }
+
+    /// Calls `body` with the changed records from `changed[position]` up to
+    /// `key` (all of them when nil), moving `position` past them; returns
+    /// whether `key` itself is one.
+    private func emitChanges(through key: UInt64?, _ changed: [UInt64], _ position: inout Int, _ arenaBytes: UnsafeRawBufferPointer,
+                             _ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) -> Bool {
+        while position < changed.count, key.map({ changed[position] <= $0 }) ?? true {
+            let changedKey = changed[position]
+            position += 1
+            let entry = entries[changedKey]
+            if entry.isPresent {
+                body(changedKey, entry.version, UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+            }
+            if changedKey == key { return true }
+        }
+        return false
     }
 
     /// Calls `body` with each live record's key and encoded values, in key order.
@@ -228,17 +241,25 @@ struct EntityTable: Sendable {
     func forEachKey(_ body: (UInt64) -> Void) {
         let changed = changedKeys()
         var next = 0
-        located.forEach { key in
-            while next < changed.count, changed[next] < key {
-                if entries[changed[next]].isPresent { body(changed[next]) }
-                next += 1
-            }
-            if next < changed.count, changed[next] == key {
-                if entries[key].isPresent { body(key) }
-                next += 1
-            } else {
+        located.forEachRun { _, _, run in
+            // Copied in and out once a run, as in forEachRecord.
+            var position = next
+            var upcoming = position < changed.count ? changed[position] : .max
+            for index in 0..<run.count {
+                let key = run[index]
+                if key >= upcoming {
+                    var isChanged = false
+                    while position < changed.count, changed[position] <= key {
+                        if entries[changed[position]].isPresent { body(changed[position]) }
+                        isChanged = changed[position] == key
+                        position += 1
+                    }
+                    upcoming = position < changed.count ? changed[position] : .max
+                    if isChanged { continue }
+                }
                 body(key)
             }
+            next = position
         }
         for key in changed[next...] where entries[key].isPresent { body(key) }
     }
