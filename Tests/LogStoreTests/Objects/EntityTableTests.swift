@@ -100,14 +100,22 @@ struct EntityTableTests {
 }
 
 extension EntityTableTests {
-    @Test("A table opened from a snapshot keeps bytes per block, not per key; changes cost entries until a compaction moves them into the snapshot")
-    func bookkeepingFollowsChanges() throws {
+    /// Calls `body` with a store of `counters` counters (CompactionTests.fill)
+    /// compacted into a paged snapshot of small blocks, opened again.
+    static func withCompactedStore(counters: Int, _ body: (Store, Model) throws -> Void) throws {
         try withTemporaryDirectory { directory in
-            let path = directory + "/bookkeeping.logstore"
+            let path = directory + "/compacted.logstore"
             let model = try CounterModel.make()
-            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 20_000, saveAfter: false)
+            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: counters, saveAfter: false)
             let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
             defer { store.close() }
+            try body(store, model)
+        }
+    }
+
+    @Test("A table opened from a snapshot keeps bytes per block, not per key; changes cost entries until a compaction moves them into the snapshot")
+    func bookkeepingFollowsChanges() throws {
+        try Self.withCompactedStore(counters: 20_000) { store, model in
             let entity = try #require(model.entitiesByName["Counter"])
             let opened = try store.snapshot().state.table(entity)
             // The filled store deleted every eleventh counter before the
@@ -137,12 +145,7 @@ extension EntityTableTests {
 
     @Test("A record's version read from its block does not change when a compaction moves it: a context's later save does not conflict, and another save in between still does")
     func versionsSurviveCompaction() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/versions.logstore"
-            let model = try CounterModel.make()
-            try PagedSnapshotTests.compactedStore(at: path, model: model, counters: 2_000, saveAfter: false)
-            let store = try Store(path: path, model: model, options: PagedSnapshotTests.smallBlocks)
-            defer { store.close() }
+        try Self.withCompactedStore(counters: 2_000) { store, _ in
             let first = store.newContext(), second = store.newContext()
             // Each context loads the values, and with them the versions it will save against.
             let firstCounters = try first.fetchAll("Counter")
