@@ -57,6 +57,16 @@ enum PagedGroup: Sendable {
         }
     }
 
+    /// Whether an index of an attribute of `type` may hold cut groups:
+    /// one whose values are strings or data (URLs are held as strings,
+    /// transformable values as data).
+    static func mayCut(_ type: AttributeType) -> Bool {
+        switch type {
+        case .string, .data, .url, .transformable: true
+        case .bool, .int16, .int32, .int64, .double, .float, .date, .uuid, .decimal: false
+        }
+    }
+
     /// The order of entries' groups in a table.
     ///
     /// Entities and targets by number. Values by ``StoredValue/sortOrder(_:_:)``,

@@ -17,38 +17,57 @@ extension SnapshotFile {
     /// read-back check every frame.
     ///
     /// The store's state is built from it as from an index frame: the key
-    /// directory gives the block directory and the live keys, the value and
-    /// target tables the secondary indexes and pointers.
+    /// directory gives the block directory and the live keys, the target
+    /// tables the pointers. The secondary indexes' tables are not read
+    /// here: the snapshot lists them (``SnapshotFile/storedIndexes``), and
+    /// the store reads each as its attribute allows (``SnapshotFile/pagedIndex(_:)``,
+    /// ``SnapshotFile/wholeIndex(_:)``).
     ///
-    /// - Returns: the snapshot, and what it holds as an index.
+    /// - Returns: the snapshot, and what it holds as an index, its
+    ///   secondary indexes left out.
     /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
     ///   when reading fails.
     static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
-        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks)
+        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks, deferringIndexes: true)
         let file = try journalFile.reopenForReading()
-        return (SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity), extent.index)
+        let snapshot = SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity,
+                                    storedIndexes: extent.deferredIndexes, rootOffset: rootOffset)
+        return (snapshot, extent.index)
     }
 
     /// Reads a paged snapshot's root at `rootOffset`, its catalog and its
     /// tables into an index; with `checkingFrames`, also checks every frame
     /// of its run, data blocks included, in one sequential read.
     /// With `keysOnly`, reads the key directory and no other table: what a
-    /// salvage needs, which rebuilds the others from the records.
-    static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false) throws(LogStoreError) -> SnapshotExtent {
+    /// salvage needs, which rebuilds the others from the records. With
+    /// `deferringIndexes`, lists the secondary indexes' tables in the
+    /// extent's `deferredIndexes` instead of reading them.
+    static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false, deferringIndexes: Bool = false) throws(LogStoreError) -> SnapshotExtent {
         let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: fileSize)
         let (root, rootFrame) = try reader.readRoot()
         let rootEnd = rootOffset + rootFrame.frameSize
         let catalog = try reader.readCatalog(root.catalog, root: root)
-        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly)
+        var deferred: [StoredIndexTable] = []
+        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly, deferring: deferringIndexes ? { deferred.append($0) } : nil)
         index.isPaged = true
         if checkingFrames { try reader.checkFrames(of: root.runs[0], directory: index.blocks) }
         let tally = reader.tally
         return SnapshotExtent(
-            index: index, start: UInt64(FileLayout.pagedFramesStart), offset: rootOffset, tailStart: rootEnd,
+            index: index, deferredIndexes: deferred, start: UInt64(FileLayout.pagedFramesStart), offset: rootOffset, tailStart: rootEnd,
             indexFrames: tally.frames.load(ordering: .relaxed) + 2,
             indexStoredBytes: tally.storedBytes.load(ordering: .relaxed) + UInt64(root.catalog.storedSize) + UInt64(rootFrame.storedSize),
             indexRawBytes: tally.rawBytes.load(ordering: .relaxed) + UInt64(root.catalog.rawSize) + UInt64(rootFrame.rawSize))
     }
+}
+
+/// A secondary index's table in a paged snapshot, which open lists
+/// without reading it.
+struct StoredIndexTable: Sendable {
+    /// The entity's position in the snapshot's catalog, and the attribute.
+    var entity: Int
+    var attribute: String
+    var tree: PagedTree
+    var run: SnapshotRoot.Run
 }
 
 /// The reads and checks of one paged snapshot's frames.
@@ -133,10 +152,28 @@ struct PagedSnapshotReader {
 
     // MARK: - Tables
 
+    /// A reader of `tree`, a table of `run`, each block read from the file
+    /// and checked against its handle, its run and its extent.
+    func tableReader(_ tree: PagedTree, run: SnapshotRoot.Run) -> PagedTreeReader {
+        PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
+            let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd, sequence: run.number)
+            tally.frames.add(1, ordering: .relaxed)
+            tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
+            tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
+            do throws(DecodeFailure) {
+                return try raw.withBytes { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
+            } catch {
+                throw PagedTreeReader.damage(path: path, run: run.number, offset: handle.offset, reason: error.reason)
+            }
+        }
+    }
+
     /// The index the store's state is built from: entities and next keys
     /// from the catalog and root, the block directory and live keys from
     /// the key directory, secondary indexes and pointers from their tables.
-    func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool) throws(LogStoreError) -> SnapshotIndex {
+    /// Each secondary index's table goes to `deferring`, when given,
+    /// instead of being read.
+    func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool, deferring: ((StoredIndexTable) -> Void)? = nil) throws(LogStoreError) -> SnapshotIndex {
         let run = root.runs[0]
         var index = SnapshotIndex(sequence: root.sequence, blockSize: 1)
         index.schema = catalog.schema
@@ -152,21 +189,15 @@ struct PagedSnapshotReader {
                 throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) names entity #\(table.entity), but the catalog lists \(catalog.entities.count)")
             }
             guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
-            let reader = PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
-                let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd, sequence: run.number)
-                tally.frames.add(1, ordering: .relaxed)
-                tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
-                tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
-                do throws(DecodeFailure) {
-                    return try raw.withBytes { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
-                } catch {
-                    throw PagedTreeReader.damage(path: path, run: run.number, offset: handle.offset, reason: error.reason)
-                }
-            }
+            let reader = tableReader(tree, run: run)
             switch tree.type {
             case .keys: try readKeyDirectory(reader, extent: run.extentStart..<run.extentEnd, into: &index)
             case .values:
-                if let values = try readValues(reader, entity: table.entity, attribute: table.name) { index.indexes.append(values) }
+                if let deferring {
+                    deferring(StoredIndexTable(entity: table.entity, attribute: table.name, tree: tree, run: run))
+                } else if let values = try readValues(reader, entity: table.entity, attribute: table.name) {
+                    index.indexes.append(values)
+                }
             case .targets: index.pointers.append(try readTargets(reader, entity: table.entity, relationship: table.name))
             }
         }
@@ -225,7 +256,7 @@ struct PagedSnapshotReader {
 
     /// A secondary index's groups, or nil when one is cut (FORMAT.md §13.5):
     /// the store then rebuilds it from the records, which hold whole values.
-    private func readValues(_ reader: PagedTreeReader, entity: Int, attribute: String) throws(LogStoreError) -> SnapshotIndex.Index? {
+    func readValues(_ reader: PagedTreeReader, entity: Int, attribute: String) throws(LogStoreError) -> SnapshotIndex.Index? {
         var index = SnapshotIndex.Index(entity: entity, attribute: attribute, values: [], counts: [], keys: [])
         var cursor = try reader.first()
         // A group may go on from one leaf into the next, its value repeated;

@@ -163,6 +163,41 @@ struct PagedTreeReader: Sendable {
         throw damaged(leaf.dataBlocks.last?.handle.offset ?? tree.top.offset, "its data blocks do not cover its entries")
     }
 
+    /// The table's leaves as their parents list them, in order: every
+    /// branch is read and checked, no leaf is. A table that is one leaf is
+    /// read, as its own top.
+    ///
+    /// The leaves must lie one after another in the file and their first
+    /// entries increase, as a writer appends them (FORMAT.md §13.5); a
+    /// leaf is checked against its entry here when it is read (``leaf(_:)``).
+    func leaves() throws(LogStoreError) -> [PagedBlock.Child] {
+        let top = try top()
+        if top.isLeaf {
+            guard let first = top.first else { return [] }
+            return [PagedBlock.Child(group: first.group, key: first.key, entryCount: top.entryCount, handle: tree.top)]
+        }
+        var children = top.children
+        var level = top.level
+        while level > 1 {
+            var below: [PagedBlock.Child] = []
+            for child in children { below += try block(child.handle, level: level - 1, expected: child).children }
+            children = below
+            level -= 1
+        }
+        for (earlier, later) in zip(children, children.dropFirst()) {
+            guard later.handle.offset > earlier.handle.offset,
+                  PagedGroup.order((earlier.group, earlier.key), (later.group, later.key)) == .orderedAscending else {
+                throw damaged(later.handle.offset, "it does not follow the leaf listed before it, in the file and in order")
+            }
+        }
+        return children
+    }
+
+    /// The leaf `child` names (one of ``leaves()``), checked against it.
+    func leaf(_ child: PagedBlock.Child) throws(LogStoreError) -> PagedBlock {
+        try block(child.handle, level: 0, expected: child)
+    }
+
     // MARK: - Checked blocks
 
     private func top() throws(LogStoreError) -> PagedBlock {
@@ -193,7 +228,7 @@ struct PagedTreeReader: Sendable {
         }
     }
 
-    fileprivate func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError {
+    func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError {
         Self.damage(path: path, run: tree.run, offset: offset, reason: reason)
     }
 

@@ -6,7 +6,7 @@
 ///
 /// Immutable once decoded, so the block cache hands the same instance to
 /// any number of readers; a reader keeps it alive while it borrows bytes.
-final class SnapshotBlock: Sendable {
+final class SnapshotBlock: CachedBlock {
     /// The block's position in the snapshot's directory.
     let number: Int
     /// Per record, in block order: its entity (a position in the snapshot's

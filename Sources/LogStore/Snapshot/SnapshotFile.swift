@@ -37,15 +37,24 @@ final class SnapshotFile: Sendable {
     /// was written, counted once here because saves ask for it each time.
     let rawBlockBytes: Int
 
+    /// A paged snapshot's secondary indexes, which open listed and did not
+    /// read; empty for other snapshots, whose index holds them.
+    let storedIndexes: [StoredIndexTable]
+    /// A paged snapshot's root, for reading its tables.
+    private let rootOffset: UInt64
+
     private let file: any FileIO
     private let cache: BlockCache
     private let decodedBlocks = Atomic<Int>(0)
+    private let readLeaves = Atomic<Int>(0)
     /// The first block that failed to read after open: an I/O error, or a
     /// paged snapshot's damaged data block. Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
     private let failedReads = Atomic<Int>(0)
 
-    init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int) {
+    init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int, storedIndexes: [StoredIndexTable] = [], rootOffset: UInt64 = 0) {
+        self.storedIndexes = storedIndexes
+        self.rootOffset = rootOffset
         sequence = index.sequence
         self.tailStart = tailStart
         entityNames = index.entities.map(\.name)
@@ -67,7 +76,7 @@ final class SnapshotFile: Sendable {
     /// checking its data blocks: an index frame's (format versions 2 to 4)
     /// or a paged one's (version 5); nil when the file holds none. With
     /// `keysOnly`, a paged snapshot's tables other than its key directory
-    /// are not read (``readPaged(in:rootOffset:fileSize:checkingFrames:keysOnly:)``).
+    /// are not read (``readPaged(in:rootOffset:fileSize:checkingFrames:keysOnly:deferringIndexes:)``).
     static func read(in file: any FileIO, header: FileHeader, fileSize: UInt64, keysOnly: Bool = false) throws(LogStoreError) -> SnapshotExtent? {
         if let rootOffset = header.snapshotRootOffset {
             return try readPaged(in: file, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: false, keysOnly: keysOnly)
@@ -204,22 +213,31 @@ final class SnapshotFile: Sendable {
     /// Blocks decoded since open (cache misses), for tests and statistics.
     var blocksDecoded: Int { decodedBlocks.load(ordering: .relaxed) }
 
+    /// Index leaves read since open (cache misses), for tests and statistics.
+    var indexLeavesRead: Int { readLeaves.load(ordering: .relaxed) }
+
     /// The bytes of decoded blocks in memory now.
     var cachedBytes: Int { cache.byteCount }
 
     /// The block at `number` (0-based), from the cache or decoded now; nil
     /// when it cannot be read, the failure kept for ``checkReadable()``.
     func block(_ number: Int) -> SnapshotBlock? {
-        if let cached = cache.block(number) { return cached }
+        if let cached = cache.block(.data(number)) as? SnapshotBlock { return cached }
         do throws(LogStoreError) {
             let block = try readBlock(number)
-            cache.insert(block)
+            cache.insert(block, as: .data(number))
             return block
         } catch {
-            readFailure.withLock { if $0 == nil { $0 = error } }
-            failedReads.add(1, ordering: .relaxed)
+            keep(error)
             return nil
         }
+    }
+
+    /// Keeps `error`, a read's failure: the first is what ``checkReadable()``
+    /// throws, and each counts (``failedReadCount``).
+    private func keep(_ error: LogStoreError) {
+        readFailure.withLock { if $0 == nil { $0 = error } }
+        failedReads.add(1, ordering: .relaxed)
     }
 
     /// Reads and decodes block `number` (0-based), bypassing the cache.
@@ -275,6 +293,41 @@ final class SnapshotFile: Sendable {
         }
     }
 
+    /// The index leaf at `offset`, from the cache or made by `read` now;
+    /// nil when it cannot be read, the failure kept as a block's is.
+    func indexLeaf(at offset: UInt64, read: () throws(LogStoreError) -> IndexPage) -> IndexPage? {
+        if let cached = cache.block(.indexLeaf(offset)) as? IndexPage { return cached }
+        do throws(LogStoreError) {
+            let page = try read()
+            readLeaves.add(1, ordering: .relaxed)
+            cache.insert(page, as: .indexLeaf(offset))
+            return page
+        } catch {
+            keep(error)
+            return nil
+        }
+    }
+
+    // MARK: - Secondary indexes of a paged snapshot
+
+    /// `stored`'s table, read a leaf at a time as lookups need it: its
+    /// branches are read now. For attributes whose values are never cut
+    /// (``PagedIndexTable``).
+    func pagedIndex(_ stored: StoredIndexTable) throws(LogStoreError) -> PagedIndexTable {
+        try PagedIndexTable(tableReader(stored), of: self)
+    }
+
+    /// `stored`'s table read whole now, or nil when it holds a cut group:
+    /// the store then rebuilds the index from the records.
+    func wholeIndex(_ stored: StoredIndexTable) throws(LogStoreError) -> SnapshotIndex.Index? {
+        try PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart)
+            .readValues(tableReader(stored), entity: stored.entity, attribute: stored.attribute)
+    }
+
+    private func tableReader(_ stored: StoredIndexTable) -> PagedTreeReader {
+        PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart).tableReader(stored.tree, run: stored.run)
+    }
+
     /// Throws the first failure to read a block since open, if any.
     func checkReadable() throws(LogStoreError) {
         if let failure = readFailure.withLock({ $0 }) { throw failure }
@@ -287,8 +340,7 @@ final class SnapshotFile: Sendable {
     func reportMisplaced(key: UInt64, block number: Int, slot: Int) {
         let error = Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0,
                                      reason: "the index places the record with key \(key) at its record \(slot + 1), which holds another record, or none")
-        readFailure.withLock { if $0 == nil { $0 = error } }
-        failedReads.add(1, ordering: .relaxed)
+        keep(error)
     }
 
     /// How many block reads failed since open: a reader that sees it grow
@@ -306,6 +358,9 @@ final class SnapshotFile: Sendable {
 /// Where a snapshot lies in its file and what it holds, as the tools read it.
 struct SnapshotExtent {
     var index: SnapshotIndex
+    /// A paged snapshot's secondary indexes, listed and not read, when its
+    /// reader was asked to defer them.
+    var deferredIndexes: [StoredIndexTable] = []
     /// Its first frame.
     var start: UInt64
     /// Its index frame (format versions 2 to 4) or root (version 5).

@@ -47,10 +47,26 @@ extension CommittedState {
         }
 
         var loaded = Set<[Int]>()
+        func position(of attribute: String, in stored: Int) -> (entity: EntityDescription, slot: Int, position: Int)? {
+            guard let entity = asStored[stored], let slot = entity.attributeIndex(attribute),
+                  let position = indexes[entity.index].firstIndex(where: { $0.slot == slot }) else { return nil }
+            return (entity, slot, position)
+        }
         for stored in index.indexes {
-            guard let entity = asStored[stored.entity], let slot = entity.attributeIndex(stored.attribute),
-                  let position = indexes[entity.index].firstIndex(where: { $0.slot == slot }) else { continue }
+            guard let (entity, slot, position) = position(of: stored.attribute, in: stored.entity) else { continue }
             indexes[entity.index][position] = SecondaryIndex(slot: slot, values: stored.values, counts: stored.counts, keys: stored.keys)
+            loaded.insert([entity.index, slot])
+        }
+        // A paged snapshot's indexes, which open listed: read a leaf at a
+        // time when their values are never cut, else whole now.
+        for stored in snapshot.storedIndexes {
+            guard let (entity, slot, position) = position(of: stored.attribute, in: stored.entity) else { continue }
+            if PagedGroup.mayCut(entity.attributes[slot].type) {
+                guard let whole = try snapshot.wholeIndex(stored) else { continue }
+                indexes[entity.index][position] = SecondaryIndex(slot: slot, values: whole.values, counts: whole.counts, keys: whole.keys)
+            } else {
+                indexes[entity.index][position] = SecondaryIndex(slot: slot, stored: try snapshot.pagedIndex(stored))
+            }
             loaded.insert([entity.index, slot])
         }
         // An index the snapshot lacks (the attribute became indexed since) is built now.
@@ -223,7 +239,12 @@ extension CommittedState {
     /// not changed since is read from the snapshot from now on, and the
     /// memory its values took is freed. Records changed since stay where
     /// they are.
-    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState) {
+    ///
+    /// Each index whose values are never cut reads the snapshot's table a
+    /// leaf at a time from then on: `paged` (``pagedIndexes(in:)``, read
+    /// before the switch, so that a failure stops the compaction); the
+    /// others keep `written`'s entries in memory.
+    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState, paged: [Int: [Int: PagedIndexTable]]) {
         legacyReferenceDestinations = nil
         var cursor = BlockCursor(snapshot.directory)
         for entity in model.entities {
@@ -243,9 +264,33 @@ extension CommittedState {
             for position in indexes[table].indices {
                 let slot = indexes[table][position].slot
                 let changes = changed.map { key, values in (key: key, value: values.map { slot < $0.count ? $0[slot] : .null }) }
-                indexes[table][position] = indexes[table][position].relocated(to: written.indexes[table][position], changedSince: changes)
+                let stored: any IndexPages
+                if let table = paged[table]?[slot] {
+                    stored = table
+                } else {
+                    let (values, counts, keys) = written.indexes[table][position].groups()
+                    stored = LoadedIndexPages(values: values, counts: counts, keys: keys)
+                }
+                indexes[table][position] = indexes[table][position].relocated(to: stored, changedSince: changes)
             }
         }
+    }
+}
+
+extension CommittedState {
+    /// The secondary indexes `snapshot` lists whose values are never cut,
+    /// each read a leaf at a time (its branches are read now), by entity
+    /// (its place in this model) and slot: a snapshot a compaction of this
+    /// state just wrote, its entities in this model's order.
+    func pagedIndexes(in snapshot: SnapshotFile) throws(LogStoreError) -> [Int: [Int: PagedIndexTable]] {
+        var paged: [Int: [Int: PagedIndexTable]] = [:]
+        for stored in snapshot.storedIndexes where model.entities.indices.contains(stored.entity) {
+            let entity = model.entities[stored.entity]
+            guard let slot = entity.attributeIndex(stored.attribute), !PagedGroup.mayCut(entity.attributes[slot].type),
+                  indexes[entity.index].contains(where: { $0.slot == slot }) else { continue }
+            paged[entity.index, default: [:]][slot] = try snapshot.pagedIndex(stored)
+        }
+        return paged
     }
 }
 

@@ -86,55 +86,119 @@ struct SecondaryIndex: Sendable {
     }
 
     /// The entries of a snapshot, grouped by value in value order, each
-    /// group's keys increasing. An entry is current while its key has no
-    /// state: no change since the snapshot.
+    /// group's keys increasing, in pages (``IndexPages``): in memory, or
+    /// read from the snapshot's leaves as lookups need them. An entry is
+    /// current while its key has no state: no change since the snapshot.
     private struct Base: Sendable {
-        var values: [StoredValue] = []
-        /// Group `g`'s keys are `keys[starts[g] ..< starts[g + 1]]`.
-        var starts: [Int] = [0]
-        var keys: [UInt64] = []
+        var pages: any IndexPages = LoadedIndexPages(values: [], counts: [], keys: [])
 
-        init() {}
+        var isEmpty: Bool { pages.count == 0 }
 
-        /// `keys` in runs of `counts`, one run per value; a count past the
-        /// keys left (only a file LogStore did not write holds one) is cut
-        /// to them.
-        init(values: [StoredValue], counts: [Int], keys: [UInt64]) {
-            self.keys = keys
-            self.values.reserveCapacity(values.count)
-            starts.reserveCapacity(values.count + 1)
-            var next = 0
-            for (value, count) in zip(values, counts) {
-                next += min(max(count, 0), keys.count - next)
-                self.values.append(value)
-                starts.append(next)
-            }
-            self.keys.removeLast(keys.count - next)
+        /// A place between two groups: before group `group` of page `page`,
+        /// or at the end (`page == pages.count`).
+        struct Position: Comparable {
+            var page: Int
+            var group: Int
+            static func < (a: Position, b: Position) -> Bool { (a.page, a.group) < (b.page, b.group) }
         }
 
-        func keys(ofGroup group: Int) -> ArraySlice<UInt64> { keys[starts[group]..<starts[group + 1]] }
+        var end: Position { Position(page: pages.count, group: 0) }
 
         /// The first group whose value is not before `value` (or, with
-        /// `after`, not before or equal).
-        func boundary(_ value: StoredValue, after: Bool) -> Int {
-            var low = 0, high = values.count
+        /// `after`, not before or equal). Reads one page at most: the last
+        /// whose first value is before the boundary.
+        func boundary(_ value: StoredValue, after: Bool) -> Position {
+            var low = 0, high = pages.count
             while low < high {
                 let middle = (low + high) / 2
-                let order = StoredValue.sortOrder(values[middle], value)
+                let order = StoredValue.sortOrder(pages.firstValue(ofPage: middle), value)
                 if order == .orderedAscending || (after && order == .orderedSame) { low = middle + 1 } else { high = middle }
             }
-            return low
+            guard low > 0, let page = pages.page(low - 1) else { return Position(page: low, group: 0) }
+            let group = page.boundary(value, after: after)
+            return group < page.groupCount ? Position(page: low - 1, group: group) : Position(page: low, group: 0)
         }
 
-        /// The groups whose values lie in `range`, as runs of group numbers.
-        func span(_ range: Range) -> [Swift.Range<Int>] {
+        /// The groups whose values lie in `range`, as spans of positions.
+        func span(_ range: Range) -> [(Position, Position)] {
             if let values = range.values {
-                return values.map { boundary($0, after: false)..<boundary($0, after: true) }
+                return values.map { (boundary($0, after: false), boundary($0, after: true)) }
             }
             // Ranges never include nil or NaN, which sort before every number.
             let start = range.lower.map { boundary($0.value, after: !$0.inclusive) } ?? boundary(.double(.nan), after: true)
-            let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? values.count
-            return [start..<max(start, end)]
+            let end = range.upper.map { boundary($0.value, after: $0.inclusive) } ?? self.end
+            return [(start, max(start, end))]
+        }
+
+        /// Calls `body` with the keys of each group from `start` up to `end`.
+        /// A page that cannot be read is passed over; the snapshot keeps the
+        /// failure for the read to throw.
+        func forEachGroup(from start: Position, to end: Position, _ body: (ArraySlice<UInt64>) -> Void) {
+            var position = start
+            while position < end {
+                guard let page = pages.page(position.page) else {
+                    position = Position(page: position.page + 1, group: 0)
+                    continue
+                }
+                let stop = position.page == end.page ? end.group : page.groupCount
+                for group in position.group..<max(position.group, stop) { body(page.keys(ofGroup: group)) }
+                position = Position(page: position.page + 1, group: 0)
+            }
+        }
+
+        /// About how many keys lie from `start` up to `end`: whole pages
+        /// between them are counted from what is known of them, unread.
+        func estimate(from start: Position, to end: Position) -> Int {
+            guard start < end else { return 0 }
+            func keys(before position: Position) -> Int {
+                guard position.page < pages.count, let page = pages.page(position.page) else { return 0 }
+                return page.starts[position.group]
+            }
+            if start.page == end.page { return keys(before: end) - keys(before: start) }
+            var count = pages.keyCount(ofPage: start.page) - keys(before: start) + keys(before: end)
+            for page in (start.page + 1)..<end.page { count += pages.keyCount(ofPage: page) }
+            return count
+        }
+
+        /// A walk over the groups in value order, either way.
+        struct Walk {
+            private let pages: any IndexPages
+            private let ascending: Bool
+            private var pageNumber: Int
+            private var group = 0
+            private var page: IndexPage?
+
+            init(_ pages: any IndexPages, ascending: Bool) {
+                self.pages = pages
+                self.ascending = ascending
+                pageNumber = ascending ? -1 : pages.count
+                nextPage()
+            }
+
+            /// The group at the walk's position, nil past the last.
+            var current: (value: StoredValue, keys: ArraySlice<UInt64>)? {
+                page.map { ($0.values[group], $0.keys(ofGroup: group)) }
+            }
+
+            mutating func advance() {
+                group += ascending ? 1 : -1
+                if let page, page.values.indices.contains(group) { return }
+                nextPage()
+            }
+
+            /// Moves to the next page in the walk's direction holding a
+            /// group; pages that cannot be read are passed over.
+            private mutating func nextPage() {
+                page = nil
+                while page == nil {
+                    pageNumber += ascending ? 1 : -1
+                    guard pages.count > 0, (0..<pages.count).contains(pageNumber) else { return }
+                    if let next = pages.page(pageNumber), next.groupCount > 0 {
+                        page = next
+                        group = ascending ? 0 : next.groupCount - 1
+                    }
+                }
+            }
         }
     }
 
@@ -169,19 +233,24 @@ struct SecondaryIndex: Sendable {
     /// `counts`, one run per value, values in sort order and each run's keys
     /// increasing, exactly as ``groups()`` gives them.
     init(slot: Int, values: [StoredValue], counts: [Int], keys: [UInt64]) {
-        self.init(slot: slot)
-        base = Base(values: values, counts: counts, keys: keys)
+        self.init(slot: slot, stored: LoadedIndexPages(values: values, counts: counts, keys: keys))
     }
 
-    /// This index once a compaction wrote `written` (it, as the compaction
-    /// took it) into a snapshot: the snapshot's entries as the base, then
-    /// each record in `changes` (its key, and its value now, nil once
-    /// deleted) changed since, so that the memory of the changes the
-    /// snapshot holds is given back.
-    func relocated(to written: SecondaryIndex, changedSince changes: [(key: UInt64, value: StoredValue?)]) -> SecondaryIndex {
+    /// The index a snapshot stored, in `pages`: read from the snapshot as
+    /// lookups need them, or held in memory.
+    init(slot: Int, stored pages: any IndexPages) {
+        self.init(slot: slot)
+        base.pages = pages
+    }
+
+    /// This index once a compaction wrote it, as the compaction took it,
+    /// into a snapshot that stores its entries in `pages`: those entries as
+    /// the base, then each record in `changes` (its key, and its value now,
+    /// nil once deleted) changed since, so that the memory of the changes
+    /// the snapshot holds is given back.
+    func relocated(to pages: any IndexPages, changedSince changes: [(key: UInt64, value: StoredValue?)]) -> SecondaryIndex {
         var index = SecondaryIndex(slot: slot, chunkCapacity: chunkCapacity, tailLimit: tailLimit)
-        let (values, counts, keys) = written.groups()
-        index.base = Base(values: values, counts: counts, keys: keys)
+        index.base.pages = pages
         for (key, value) in changes {
             if let value { index.set(key, value) } else { index.remove(key) }
         }
@@ -214,7 +283,7 @@ struct SecondaryIndex: Sendable {
         let state = states[key]
         // A key with no state and no entry in the base costs nothing; one
         // with a base entry gets a state that hides it.
-        guard state != 0 || !base.keys.isEmpty else { return }
+        guard state != 0 || !base.isEmpty else { return }
         states[key] = ((state >> 1) &+ 1) << 1
     }
 
@@ -454,9 +523,9 @@ struct SecondaryIndex: Sendable {
             forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { keys.append(entry.key) } }
         }
         for entry in tail where isCurrent(entry) && range.contains(entry.value) { keys.append(entry.key) }
-        for groups in base.span(range) {
-            for group in groups {
-                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
+        for (start, end) in base.span(range) {
+            base.forEachGroup(from: start, to: end) { group in
+                for key in group where states[key] == 0 { keys.append(key) }
             }
         }
         // `IN` with a repeated value finds a key twice.
@@ -472,8 +541,8 @@ struct SecondaryIndex: Sendable {
         for (start, end) in span(range) {
             forEachEntry(from: start, to: end) { entry in if isCurrent(entry) { count += 1 } }
         }
-        for groups in base.span(range) {
-            for group in groups { count += base.keys(ofGroup: group).count { states[$0] == 0 } }
+        for (start, end) in base.span(range) {
+            base.forEachGroup(from: start, to: end) { group in count += group.count { states[$0] == 0 } }
         }
         return count + tail.count { isCurrent($0) && range.contains($0.value) }
     }
@@ -489,9 +558,7 @@ struct SecondaryIndex: Sendable {
             count += chunks[start.chunk].count - start.offset + end.offset
             for chunk in (start.chunk + 1)..<end.chunk { count += chunks[chunk].count }
         }
-        for groups in base.span(range) {
-            for group in groups { count += base.starts[group + 1] - base.starts[group] }
-        }
+        for (start, end) in base.span(range) { count += base.estimate(from: start, to: end) }
         return count + tail.count { range.contains($0.value) }
     }
 
@@ -522,14 +589,13 @@ struct SecondaryIndex: Sendable {
             }
         }
         // And a third over the base's groups.
-        var group = ascending ? 0 : base.values.count - 1
-        let groupRange = 0..<base.values.count
+        var stored = Base.Walk(base.pages, ascending: ascending)
         while true {
             while let candidate = entry(main), !isCurrent(candidate) { advance(&main) }
             // The next value: the first, in the direction asked for, of the
             // three cursors' (ties go to the runs, then the recent entries).
             var chosen: (value: StoredValue, source: Int)?
-            for (source, candidate) in [entry(main)?.value, recent.first?.value, groupRange.contains(group) ? base.values[group] : nil].enumerated() {
+            for (source, candidate) in [entry(main)?.value, recent.first?.value, stored.current?.value].enumerated() {
                 guard let candidate else { continue }
                 if let current = chosen {
                     let order = StoredValue.sortOrder(candidate, current.value)
@@ -550,8 +616,8 @@ struct SecondaryIndex: Sendable {
                 keys.append(recent.first!.key)
                 recent.removeFirst()
             default:
-                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
-                group += step
+                for key in stored.current!.keys where states[key] == 0 { keys.append(key) }
+                stored.advance()
             }
             while let next = entry(main), StoredValue.sortOrder(next.value, value) == .orderedSame {
                 if isCurrent(next) { keys.append(next.key) }
@@ -561,9 +627,9 @@ struct SecondaryIndex: Sendable {
                 keys.append(next.key)
                 recent.removeFirst()
             }
-            while groupRange.contains(group), StoredValue.sortOrder(base.values[group], value) == .orderedSame {
-                for key in base.keys(ofGroup: group) where states[key] == 0 { keys.append(key) }
-                group += step
+            while let next = stored.current, StoredValue.sortOrder(next.value, value) == .orderedSame {
+                for key in next.keys where states[key] == 0 { keys.append(key) }
+                stored.advance()
             }
             // A value whose every entry went stale is no group.
             guard !keys.isEmpty else { continue }

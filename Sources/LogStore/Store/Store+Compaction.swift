@@ -197,6 +197,9 @@ extension Store {
         }
         if let stopped { throw stopped }
         let schema = [UInt8](storedSchema.encoded()), indexes = written.indexSections(), pointers = written.pointerSections()
+        // The indexes are read from the snapshot's leaves: one that failed
+        // to read would leave its entries out of the new snapshot.
+        try written.tables.first?.snapshot?.checkReadable()
         let (snapshotOffset, tailStart) = switch format {
         case .indexFrame: try writer.finish(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
         case .paged: try writer.finishPaged(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
@@ -211,6 +214,7 @@ extension Store {
             throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
         }
         let origin = try TailOrigin(file: file, after: snapshot, index: index)
+        let pagedIndexes = try written.pagedIndexes(in: snapshot)
         try checkOpen()
 
         // 3. Transactions saved meanwhile, copied while saves go on.
@@ -260,7 +264,7 @@ extension Store {
 
         // 5. Readers move: records unchanged since the snapshot are read from
         //    it from now on, and their copies in memory are freed.
-        state.withLock { $0.relocate(into: snapshot, from: written) }
+        state.withLock { $0.relocate(into: snapshot, from: written, paged: pagedIndexes) }
         if let directoryFailure { throw directoryFailure }
         progress?(.finished, writer.progress)
         return CompactionReport(

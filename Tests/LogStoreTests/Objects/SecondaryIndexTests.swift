@@ -82,7 +82,10 @@ struct SecondaryIndexTests {
         let groups = Dictionary(grouping: current, by: { $0.value })
             .map { ($0.key, $0.value.map(\.key).sorted()) }
             .sorted { StoredValue.sortOrder($0.0, $1.0) == .orderedAscending }
-        var index = SecondaryIndex(slot: 0, values: groups.map(\.0), counts: groups.map(\.1.count), keys: groups.flatMap(\.1))
+        // Stored in pages of a few keys, each value's keys going on from
+        // one page into the next as a paged snapshot's leaves hold them.
+        let pageSize = [1, 7, 50, 3_000][shape]
+        var index = SecondaryIndex(slot: 0, stored: SplitPages(values: groups.map(\.0), counts: groups.map(\.1.count), keys: groups.flatMap(\.1), pageSize: pageSize))
         let shapes = Self.shapes[shape]
         var reshaped = SecondaryIndex(slot: 0, chunkCapacity: shapes.chunkCapacity, tailLimit: shapes.tailLimit)
         for (key, value) in current { reshaped.set(key, value) }
@@ -109,7 +112,9 @@ struct SecondaryIndexTests {
             if step % 500 == 499 {
                 var candidates = [index, reshaped]
                 if let written {
-                    candidates.append(index.relocated(to: written.index, changedSince: written.changes.map { (key: $0.key, value: $0.value) }))
+                    let (values, counts, keys) = written.index.groups()
+                    candidates.append(index.relocated(to: SplitPages(values: values, counts: counts, keys: keys, pageSize: pageSize),
+                                                      changedSince: written.changes.map { (key: $0.key, value: $0.value) }))
                 }
                 let range = SecondaryIndex.Range(values: nil, lower: (.int64(100), true), upper: (.int64(150), false))
                 let expected = current.filter { range.contains($0.value) }.keys.sorted()
@@ -164,8 +169,44 @@ struct SecondaryIndexTests {
         #expect(index.estimate(.equal(to: [.int64(2)])) <= updated + updated / 8)
         #expect(index.estimate(.equal(to: [.int64(1)])) <= updated / 8)
         // After a compaction, the new snapshot holds exactly the live entries.
-        let compacted = index.relocated(to: index, changedSince: [])
+        let (values, counts, stored) = index.groups()
+        let compacted = index.relocated(to: LoadedIndexPages(values: values, counts: counts, keys: stored), changedSince: [])
         #expect(compacted.estimate(.equal(to: [.int64(0)])) == live && compacted.estimate(.equal(to: [.int64(2)])) == updated)
         #expect(compacted.count(in: .equal(to: [.int64(2)])) == updated)
     }
+}
+
+/// Stored index entries cut into pages of `pageSize` keys, a value's keys
+/// going on into the next page with the value repeated, as a paged
+/// snapshot's leaves hold them (PagedIndexTable reads those from a file).
+private struct SplitPages: IndexPages {
+    private let pages: [IndexPage]
+
+    init(values: [StoredValue], counts: [Int], keys: [UInt64], pageSize: Int) {
+        var pages: [IndexPage] = []
+        var pageValues: [StoredValue] = [], pageCounts: [Int] = [], pageKeys: [UInt64] = []
+        var next = 0
+        for (value, count) in zip(values, counts) {
+            for key in keys[next..<(next + count)] {
+                if pageKeys.count == pageSize {
+                    pages.append(IndexPage(values: pageValues, counts: pageCounts, keys: pageKeys))
+                    (pageValues, pageCounts, pageKeys) = ([], [], [])
+                }
+                if pageCounts.isEmpty || StoredValue.sortOrder(pageValues[pageValues.count - 1], value) != .orderedSame {
+                    pageValues.append(value)
+                    pageCounts.append(0)
+                }
+                pageCounts[pageCounts.count - 1] += 1
+                pageKeys.append(key)
+            }
+            next += count
+        }
+        if !pageKeys.isEmpty { pages.append(IndexPage(values: pageValues, counts: pageCounts, keys: pageKeys)) }
+        self.pages = pages
+    }
+
+    var count: Int { pages.count }
+    func firstValue(ofPage number: Int) -> StoredValue { pages[number].values[0] }
+    func keyCount(ofPage number: Int) -> Int { pages[number].keys.count }
+    func page(_ number: Int) -> IndexPage? { pages[number] }
 }
