@@ -28,7 +28,7 @@ extension SnapshotFile {
     /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
     ///   when reading fails.
     static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
-        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks, deferringIndexes: true)
+        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks, opening: true)
         let file = try journalFile.reopenForReading()
         let snapshot = SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity,
                                     storedIndexes: extent.deferredIndexes, rootOffset: rootOffset)
@@ -40,15 +40,17 @@ extension SnapshotFile {
     /// of its run, data blocks included, in one sequential read.
     /// With `keysOnly`, reads the key directory and no other table: what a
     /// salvage needs, which rebuilds the others from the records. With
-    /// `deferringIndexes`, lists the secondary indexes' tables in the
-    /// extent's `deferredIndexes` instead of reading them.
-    static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false, deferringIndexes: Bool = false) throws(LogStoreError) -> SnapshotExtent {
+    /// `opening`, reads what a store's open needs: each entity's keys
+    /// located (``SnapshotIndex/Entity/located``) rather than listed, and
+    /// the secondary indexes' tables listed in the extent's
+    /// `deferredIndexes` rather than read.
+    static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false, opening: Bool = false) throws(LogStoreError) -> SnapshotExtent {
         let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: fileSize)
         let (root, rootFrame) = try reader.readRoot()
         let rootEnd = rootOffset + rootFrame.frameSize
         let catalog = try reader.readCatalog(root.catalog, root: root)
         var deferred: [StoredIndexTable] = []
-        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly, deferring: deferringIndexes ? { deferred.append($0) } : nil)
+        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly, deferring: opening ? { deferred.append($0) } : nil)
         index.isPaged = true
         if checkingFrames { try reader.checkFrames(of: root.runs[0], directory: index.blocks) }
         let tally = reader.tally
@@ -171,7 +173,8 @@ struct PagedSnapshotReader {
     /// The index the store's state is built from: entities and next keys
     /// from the catalog and root, the block directory and live keys from
     /// the key directory, secondary indexes and pointers from their tables.
-    /// Each secondary index's table goes to `deferring`, when given,
+    /// When `deferring` is given, each entity's keys are located instead
+    /// of listed, and each secondary index's table goes to `deferring`
     /// instead of being read.
     func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool, deferring: ((StoredIndexTable) -> Void)? = nil) throws(LogStoreError) -> SnapshotIndex {
         let run = root.runs[0]
@@ -191,7 +194,7 @@ struct PagedSnapshotReader {
             guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
             let reader = tableReader(tree, run: run)
             switch tree.type {
-            case .keys: try readKeyDirectory(reader, extent: run.extentStart..<run.extentEnd, into: &index)
+            case .keys: try readKeyDirectory(reader, extent: run.extentStart..<run.extentEnd, locating: deferring != nil, into: &index)
             case .values:
                 if let deferring {
                     deferring(StoredIndexTable(entity: table.entity, attribute: table.name, tree: tree, run: run))
@@ -205,8 +208,16 @@ struct PagedSnapshotReader {
     }
 
     /// Walks the key directory leaf by leaf: each data block it lists
-    /// becomes a directory entry, and each live key joins its entity's list.
-    private func readKeyDirectory(_ reader: PagedTreeReader, extent: Range<UInt64>, into index: inout SnapshotIndex) throws(LogStoreError) {
+    /// becomes a directory entry, and each live key joins its entity's
+    /// list, or with `locating`, its located keys.
+    private func readKeyDirectory(_ reader: PagedTreeReader, extent: Range<UInt64>, locating: Bool, into index: inout SnapshotIndex) throws(LogStoreError) {
+        var located = locating ? Array(repeating: LocatedKeys(), count: index.entities.count) : []
+        defer {
+            for entity in located.indices {
+                located[entity].trim()
+                index.entities[entity].located = located[entity]
+            }
+        }
         var cursor = try reader.first()
         var previousOffset: UInt64?
         while let leaf = try cursor.nextLeaf() {
@@ -243,6 +254,11 @@ struct PagedSnapshotReader {
                         throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key), at or past the entity's next key")
                     }
                     switch key.state {
+                    case .present where locating:
+                        // Keys increase within an entity (checked when the leaf was decoded, and across leaves by the cursor).
+                        guard located[entity].append(key.key, block: index.blocks.count, slot: slot) else {
+                            throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key) out of key order")
+                        }
                     case .present: index.entities[entity].keys.append(key.key)
                     case .tombstone: block.skipped.append(slot)
                     case .olderVersion: throw Self.olderVersion(reader, at: handle.offset, path: path)

@@ -31,18 +31,13 @@ extension CommittedState {
             }
             nextKeys[entity.index] = max(nextKeys[entity.index], section.nextKey)
             reservedKeys[entity.index] = max(reservedKeys[entity.index], section.nextKey)
+            let located: LocatedKeys
+            if let given = section.located { located = given } else { located = try Self.locate(section, of: entity, in: snapshot, cursor: &cursor) }
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
-                var located = LocatedKeys()
-                for key in section.keys {
-                    let (block, slot) = cursor.next()
-                    guard located.append(key, block: block, slot: slot) else {
-                        throw SnapshotFile.blockDamage(path: snapshot.path, number: block + 1, offset: block < snapshot.directory.count ? snapshot.directory[block].offset : 0, reason: "the index lists \(entity.name)/\(key) out of key order")
-                    }
-                }
                 tables[entity.index].attach(snapshot, located: located)
             } else {
-                try migrate(section, of: entity, from: snapshot, cursor: &cursor, version: index.sequence)
+                try migrate(located, of: section, to: entity, from: snapshot, version: index.sequence)
             }
         }
 
@@ -100,15 +95,31 @@ extension CommittedState {
         settleIndexes()
     }
 
-    /// Reads `section`'s records, written with other slots than `entity`
-    /// has now, and inserts them with this model's slots: values by slot
-    /// name, defaults for slots added since.
-    private mutating func migrate(_ section: SnapshotIndex.Entity, of entity: EntityDescription, from snapshot: SnapshotFile, cursor: inout BlockCursor, version: UInt64) throws(LogStoreError) {
+    /// Where `section`'s listed keys are: the next records of `cursor`.
+    private static func locate(_ section: SnapshotIndex.Entity, of entity: EntityDescription, in snapshot: SnapshotFile, cursor: inout BlockCursor) throws(LogStoreError) -> LocatedKeys {
+        var located = LocatedKeys()
+        for key in section.keys {
+            let (block, slot) = cursor.next()
+            guard located.append(key, block: block, slot: slot) else {
+                throw SnapshotFile.blockDamage(path: snapshot.path, number: block + 1, offset: block < snapshot.directory.count ? snapshot.directory[block].offset : 0, reason: "the index lists \(entity.name)/\(key) out of key order")
+            }
+        }
+        return located
+    }
+
+    /// Reads the records `located` places, of `section`, written with other
+    /// slots than `entity` has now, and inserts them with this model's
+    /// slots: values by slot name, defaults for slots added since.
+    private mutating func migrate(_ located: LocatedKeys, of section: SnapshotIndex.Entity, to entity: EntityDescription, from snapshot: SnapshotFile, version: UInt64) throws(LogStoreError) {
+        var records: [(key: UInt64, block: Int, slot: Int)] = []
+        records.reserveCapacity(located.count)
+        located.forEachRun { block, firstSlot, run in
+            for index in 0..<run.count { records.append((run[index], block, firstSlot + index)) }
+        }
         let names = Self.slotNames(entity)
         let mapping = section.slots.map { names.firstIndex(of: $0) }
         var block: SnapshotBlock?
-        for key in section.keys {
-            let (number, slot) = cursor.next()
+        for (key, number, slot) in records {
             if block?.number != number { block = try snapshot.readBlock(number) }
             var values = entity.defaults + Array(repeating: StoredValue.null, count: entity.relationships.count)
             for attribute in entity.attributes.indices where entity.attributes[attribute].isTransient { values[attribute] = .null }

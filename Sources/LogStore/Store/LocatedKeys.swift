@@ -15,11 +15,11 @@
 ///
 /// The key map this replaces held 24 bytes for every key the snapshot held,
 /// and open wrote all of them.
-struct LocatedKeys: Sendable {
+struct LocatedKeys: Sendable, Equatable {
     /// Keys `firstKey + offset` at slots `firstSlot ..< firstSlot + count`
     /// of `block`: every offset below `count` when `offsetsStart` is nil,
     /// else `offsets[offsetsStart ..< offsetsStart + count]`, increasing.
-    private struct Segment: Sendable {
+    private struct Segment: Sendable, Equatable {
         var firstKey: UInt64
         var offsetsStart: Int?
         var block: UInt32
