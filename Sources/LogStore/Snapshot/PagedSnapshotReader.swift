@@ -221,18 +221,16 @@ struct PagedSnapshotReader {
         var cursor = try reader.first()
         var previousOffset: UInt64?
         while let leaf = try cursor.nextLeaf() {
-            // Each entry's entity, from its group: the groups cover the entries in order.
+            // Each group's entity; the groups cover the entries in order.
             var entities: [Int] = []
-            entities.reserveCapacity(leaf.entries.count)
-            var groupStart = 0
-            for (group, end) in zip(leaf.groups, leaf.groupEnds) {
+            entities.reserveCapacity(leaf.groups.count)
+            for group in leaf.groups {
                 guard case .entity(let entity) = group, entity < index.entities.count else {
                     throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: leaf.dataBlocks.first?.handle.offset ?? reader.tree.top.offset, reason: "its key directory lists an entity the catalog lacks")
                 }
-                entities.append(contentsOf: repeatElement(entity, count: end - groupStart))
-                groupStart = end
+                entities.append(entity)
             }
-            var entry = 0
+            var entry = 0, group = 0
             for dataBlock in leaf.dataBlocks {
                 // Within the run, each after the one before: a block listed
                 // twice would load its records twice.
@@ -244,20 +242,32 @@ struct PagedSnapshotReader {
                 previousOffset = handle.offset
                 // The leaf's record counts add up to its entries (checked when decoded).
                 let first = entry, last = entry + dataBlock.recordCount - 1
+                let number = index.blocks.count
                 var block = SnapshotIndex.Block(
                     offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum,
-                    recordCount: dataBlock.recordCount, firstEntity: entities[first], firstKey: leaf.entries[first].key,
-                    lastEntity: entities[last], lastKey: leaf.entries[last].key)
+                    recordCount: dataBlock.recordCount, firstEntity: entities[leaf.group(ofEntry: first)], firstKey: leaf.entries[first].key,
+                    lastEntity: entities[leaf.group(ofEntry: last)], lastKey: leaf.entries[last].key)
+                // Present keys that follow one another in key and slot, taken
+                // as one run when located.
+                var run: (entity: Int, firstKey: UInt64, firstSlot: Int, count: Int)?
+                func locate(_ run: (entity: Int, firstKey: UInt64, firstSlot: Int, count: Int)?) throws(LogStoreError) {
+                    // Keys increase within an entity (checked when the leaf was decoded, and across leaves by the cursor).
+                    guard let run, !located[run.entity].append(run: run.firstKey, count: run.count, block: number, firstSlot: run.firstSlot) else { return }
+                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[run.entity].name)/\(run.firstKey) out of key order")
+                }
                 for slot in 0..<dataBlock.recordCount {
-                    let key = leaf.entries[entry], entity = entities[entry]
+                    while leaf.groupEnds[group] <= entry { group += 1 }
+                    let key = leaf.entries[entry], entity = entities[group]
                     guard key.key < index.entities[entity].nextKey else {
                         throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key), at or past the entity's next key")
                     }
                     switch key.state {
                     case .present where locating:
-                        // Keys increase within an entity (checked when the leaf was decoded, and across leaves by the cursor).
-                        guard located[entity].append(key.key, block: index.blocks.count, slot: slot) else {
-                            throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key) out of key order")
+                        if let current = run, current.entity == entity, key.key == current.firstKey + UInt64(current.count), slot == current.firstSlot + current.count {
+                            run?.count += 1
+                        } else {
+                            try locate(run)
+                            run = (entity, key.key, slot, 1)
                         }
                     case .present: index.entities[entity].keys.append(key.key)
                     case .tombstone: block.skipped.append(slot)
@@ -265,6 +275,7 @@ struct PagedSnapshotReader {
                     }
                     entry += 1
                 }
+                try locate(run)
                 index.blocks.append(block)
             }
         }

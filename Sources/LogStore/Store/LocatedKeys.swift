@@ -75,6 +75,27 @@ struct LocatedKeys: Sendable, Equatable {
         return true
     }
 
+    /// Records that the `count` keys from `firstKey` on, consecutive, are
+    /// at the slots from `firstSlot` on of `block`: what ``append(_:block:slot:)``
+    /// of each would record, in one step where they extend a segment.
+    mutating func append(run firstKey: UInt64, count: Int, block: Int, firstSlot: Int) -> Bool {
+        guard count > 0 else { return true }
+        let (lastKey, keyOverflow) = firstKey.addingReportingOverflow(UInt64(count - 1))
+        guard !keyOverflow, UInt32(exactly: firstSlot + count - 1) != nil, append(firstKey, block: block, slot: firstSlot) else { return false }
+        let last = segments.count - 1
+        guard count > 1 else { return true }
+        // The segment holding `firstKey` ends with it: a dense one takes
+        // the rest by its count.
+        if segments[last].offsetsStart == nil, segments[last].count <= UInt32.max - UInt32(count - 1) {
+            segments[last].count += UInt32(count - 1)
+            self.lastKey = lastKey
+            self.count += count - 1
+            return true
+        }
+        for index in 1..<count where !append(firstKey + UInt64(index), block: block, slot: firstSlot + index) { return false }
+        return true
+    }
+
     /// Gives back the room its arrays grew into while keys were appended.
     mutating func trim() {
         segments = Self.trimmed(segments)

@@ -68,6 +68,34 @@ struct LocatedKeysTests {
         #expect(runs.map(\.0) == placements.map(\.key) && runs.map(\.1) == placements.map(\.block) && runs.map(\.2) == placements.map(\.slot))
     }
 
+    @Test("Appending runs of consecutive keys and slots records exactly what appending each key does", arguments: [5, 6, 7] as [UInt64])
+    func runsMatchSingleKeys(seed: UInt64) {
+        let placements = Self.placements(seed: seed, count: 20_000)
+        var one = LocatedKeys(), runs = LocatedKeys()
+        var start = 0
+        while start < placements.count {
+            // The longest run from `start`: keys and slots each one more, in one block.
+            var end = start + 1
+            while end < placements.count, placements[end].block == placements[start].block,
+                  placements[end].key == placements[end - 1].key + 1, placements[end].slot == placements[end - 1].slot + 1 { end += 1 }
+            let first = placements[start]
+            let appended = runs.append(run: first.key, count: end - start, block: first.block, firstSlot: first.slot)
+            #expect(appended)
+            for placement in placements[start..<end] {
+                let single = one.append(placement.key, block: placement.block, slot: placement.slot)
+                #expect(single)
+            }
+            start = end
+        }
+        #expect(runs == one && runs.count == placements.count)
+        // A run that does not follow the keys before it, or whose slots pass 32 bits, is refused.
+        let before = runs
+        let repeated = runs.append(run: placements[placements.count - 1].key, count: 3, block: 0, firstSlot: 0)
+        let tooFar = runs.append(run: placements[placements.count - 1].key + 1, count: 2, block: 0, firstSlot: Int(UInt32.max))
+        #expect(!repeated && !tooFar)
+        #expect(runs == before)
+    }
+
     @Test("A key that does not increase, or a block or slot past 32 bits, is refused and changes nothing")
     func refusesDisorder() {
         var located = LocatedKeys()
