@@ -96,8 +96,10 @@ extension StoreInspector {
             origin.start = try header.framesStart(fileSize: size, path: path)
             if header.snapshotIndexOffset != nil || header.snapshotRootOffset != nil {
                 do throws(LogStoreError) {
-                    // Reads the index and checks every block's checksum.
+                    // Reads the index, checks every block's checksum and decodes
+                    // every block: damage found here is rebuilt below.
                     if let (snapshot, index) = try SnapshotFile.open(file, header: header, fileSize: size, cacheCapacity: 1 << 20) {
+                        try snapshot.checkEveryBlock()
                         origin = try TailOrigin(file: file, after: snapshot, index: index)
                     }
                 } catch {

@@ -136,6 +136,9 @@ public final class Journal: Sendable {
         // each is checked when first read (FORMAT.md §13.6).
         if let opened = try SnapshotFile.open(file, header: header, fileSize: fileSize, cacheCapacity: options.blockCacheCapacity ?? BlockCache.defaultCapacity,
                                               checkingDataBlocks: options.recoveryMode == .salvage) {
+            // Salvage also decodes every block now, so that damage only a
+            // read would find is found while salvage can repair it.
+            if options.recoveryMode == .salvage { try opened.0.checkEveryBlock() }
             snapshot = opened
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }

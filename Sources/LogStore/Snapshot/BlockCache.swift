@@ -16,10 +16,11 @@ protocol CachedBlock: AnyObject, Sendable {
 /// capacity again. Evicting a block does not invalidate a reader holding
 /// it: blocks are immutable, and the reader's reference keeps it alive.
 final class BlockCache: Sendable {
-    /// Which block: a data block by its number, an index leaf by its offset.
+    /// Which block: a data block by its number, an index leaf by its table
+    /// and offset (a leaf is checked, when read, as its table's).
     enum Key: Hashable, Sendable {
         case data(Int)
-        case indexLeaf(UInt64)
+        case indexLeaf(table: Int, offset: UInt64)
     }
 
     /// The default capacity: 1/16 of physical memory, at least 16 MiB and at

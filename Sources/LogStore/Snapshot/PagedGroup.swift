@@ -57,14 +57,14 @@ enum PagedGroup: Sendable {
         }
     }
 
-    /// Whether an index of an attribute of `type` may hold cut groups:
-    /// one whose values are strings or data (URLs are held as strings,
-    /// transformable values as data).
-    static func mayCut(_ type: AttributeType) -> Bool {
-        switch type {
-        case .string, .data, .url, .transformable: true
-        case .bool, .int16, .int32, .int64, .double, .float, .date, .uuid, .decimal: false
-        }
+    /// Whether an index of an attribute whose type a recorded model names
+    /// `storedType` (``StoredSchema/AttributeSchema/type``) may hold cut
+    /// groups: one whose values are strings or data (URLs are held as
+    /// strings, transformable values as data), or of a type this version
+    /// does not know.
+    static func mayCut(storedType: String) -> Bool {
+        let neverCut: [AttributeType] = [.bool, .int16, .int32, .int64, .double, .float, .date, .uuid, .decimal]
+        return !neverCut.contains { $0.description == storedType }
     }
 
     /// The order of entries' groups in a table.

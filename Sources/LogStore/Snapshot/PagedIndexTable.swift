@@ -3,34 +3,49 @@
 
 /// One secondary index of a paged snapshot as ``IndexPages``: a page per
 /// leaf, found through the leaves' entries in their parents, which open
-/// reads; the leaves themselves are read when a lookup reaches them, and
-/// kept in the snapshot's block cache (FORMAT.md §13.6).
+/// reads (``leaves(of:)``); the leaves themselves are read when a lookup
+/// reaches them, and kept in the snapshot's block cache (FORMAT.md §13.6).
 ///
-/// Only for an attribute whose values are never cut (FORMAT.md §13.5):
-/// a cut group holds values that only their records can order, so an
-/// index of strings or data is loaded whole instead (and rebuilt from the
-/// records when it holds a cut group). A cut group met here is damage.
+/// Only for an attribute whose values are never cut (FORMAT.md §13.5,
+/// ``PagedGroup/mayCut(storedType:)``): a cut group holds values that only
+/// their records can order, so an index of strings or data is read whole
+/// at open instead (and rebuilt from the records when it holds a cut
+/// group). A cut group met here is damage.
 final class PagedIndexTable: IndexPages {
     private let snapshot: SnapshotFile
     private let reader: PagedTreeReader
     private let leaves: [PagedBlock.Child]
 
-    /// Reads the table's branches through `reader`, and no leaf.
-    init(_ reader: PagedTreeReader, of snapshot: SnapshotFile) throws(LogStoreError) {
+    /// The table `reader` reads, whose leaves are `leaves` (``leaves(of:)``),
+    /// read through `snapshot`'s cache.
+    init(_ reader: PagedTreeReader, leaves: [PagedBlock.Child], of snapshot: SnapshotFile) {
         self.reader = reader
         self.snapshot = snapshot
-        leaves = try reader.leaves()
+        self.leaves = leaves
+    }
+
+    /// The leaves of the table `reader` reads, as its branches list them,
+    /// each starting with a whole value.
+    static func leaves(of reader: PagedTreeReader) throws(LogStoreError) -> [PagedBlock.Child] {
+        let leaves = try reader.leaves()
         for leaf in leaves {
             guard case .value(_, cut: false) = leaf.group else {
                 throw reader.damaged(leaf.handle.offset, "it starts with a cut value, which an index of this attribute never holds")
             }
         }
+        return leaves
+    }
+
+    /// Reads and checks every leaf, bypassing the cache: a salvage's open
+    /// finds damage a checksum cannot show while it can still repair it.
+    func checkEveryLeaf() throws(LogStoreError) {
+        for number in leaves.indices { _ = try decode(number) }
     }
 
     var count: Int { leaves.count }
 
     func firstValue(ofPage number: Int) -> StoredValue {
-        // Every leaf's first group is a whole value (checked in init).
+        // Every leaf's first group is a whole value (checked by leaves(of:)).
         guard case .value(let value, _) = leaves[number].group else { return .null }
         return value
     }
@@ -38,7 +53,7 @@ final class PagedIndexTable: IndexPages {
     func keyCount(ofPage number: Int) -> Int { Int(clamping: leaves[number].entryCount) }
 
     func page(_ number: Int) -> IndexPage? {
-        snapshot.indexLeaf(at: leaves[number].handle.offset) { () throws(LogStoreError) -> IndexPage in
+        snapshot.indexLeaf(of: reader.tree.table, at: leaves[number].handle.offset) { () throws(LogStoreError) -> IndexPage in
             try decode(number)
         }
     }

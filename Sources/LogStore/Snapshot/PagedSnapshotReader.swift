@@ -1,6 +1,7 @@
 // Opens a paged snapshot (FORMAT.md §13): the root and catalog, then each
 // table walked down from its top block into the state the store keeps.
 
+import Foundation
 import Synchronization
 
 extension SnapshotFile {
@@ -17,21 +18,36 @@ extension SnapshotFile {
     /// read-back check every frame.
     ///
     /// The store's state is built from it as from an index frame: the key
-    /// directory gives the block directory and the live keys, the target
-    /// tables the pointers. The secondary indexes' tables are not read
-    /// here: the snapshot lists them (``SnapshotFile/storedIndexes``), and
-    /// the store reads each as its attribute allows (``SnapshotFile/pagedIndex(_:)``,
-    /// ``SnapshotFile/wholeIndex(_:)``).
+    /// directory gives the block directory and where each live record is,
+    /// the target tables the pointers. Of the secondary indexes, one whose
+    /// attribute's values are never cut, as the snapshot's recorded model
+    /// types it, is read a leaf at a time from then on: open reads its
+    /// branches (``SnapshotFile/storedIndexes``). The others are read whole,
+    /// unless `readingWholeIndexes` is false.
     ///
-    /// - Returns: the snapshot, and what it holds as an index, its
-    ///   secondary indexes left out.
+    /// - Returns: the snapshot, and what it holds as an index, the indexes
+    ///   read a leaf at a time left out.
     /// - Throws: `.corruptSnapshot` naming the frame that is damaged; `.io`
     ///   when reading fails.
-    static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
-        let extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks, opening: true)
+    static func openPaged(_ journalFile: any FileIO, rootOffset: UInt64, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool, readingWholeIndexes: Bool = true) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex) {
+        var extent = try readPaged(in: journalFile, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: checkingDataBlocks, opening: true)
+        let reader = PagedSnapshotReader(file: journalFile, rootOffset: rootOffset, fileSize: fileSize)
+        let recorded = try? StoredSchema.decode(Data(extent.index.schema), path: journalFile.path)
+        var paged: [StoredIndexTable] = []
+        for var stored in extent.deferredIndexes {
+            let entity = extent.index.entities[stored.entity].name
+            let type = recorded?.entities.first { $0.name == entity }?.attributes.first { $0.name == stored.attribute }?.type
+            let tableReader = reader.tableReader(stored.tree, run: stored.run)
+            if let type, !PagedGroup.mayCut(storedType: type) {
+                stored.leaves = try PagedIndexTable.leaves(of: tableReader)
+                paged.append(stored)
+            } else if readingWholeIndexes, let whole = try reader.readValues(tableReader, entity: stored.entity, attribute: stored.attribute) {
+                extent.index.indexes.append(whole)
+            }
+        }
         let file = try journalFile.reopenForReading()
         let snapshot = SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity,
-                                    storedIndexes: extent.deferredIndexes, rootOffset: rootOffset)
+                                    storedIndexes: paged, rootOffset: rootOffset)
         return (snapshot, extent.index)
     }
 
@@ -70,6 +86,8 @@ struct StoredIndexTable: Sendable {
     var attribute: String
     var tree: PagedTree
     var run: SnapshotRoot.Run
+    /// Its leaves, once open read its branches to read it a leaf at a time.
+    var leaves: [PagedBlock.Child] = []
 }
 
 /// The reads and checks of one paged snapshot's frames.

@@ -178,17 +178,24 @@ struct PagedTreeReader: Sendable {
         }
         var children = top.children
         var level = top.level
-        while level > 1 {
+        while true {
+            // Each level's blocks lie one after another in the file, so no
+            // crafted tree makes the walk longer than the file.
+            for (earlier, later) in zip(children, children.dropFirst()) {
+                guard later.handle.offset > earlier.handle.offset,
+                      PagedGroup.order((earlier.group, earlier.key), (later.group, later.key)) == .orderedAscending else {
+                    throw damaged(later.handle.offset, "it does not follow the block listed before it, in the file and in order")
+                }
+            }
+            guard level > 1 else { break }
             var below: [PagedBlock.Child] = []
             for child in children { below += try block(child.handle, level: level - 1, expected: child).children }
             children = below
             level -= 1
         }
-        for (earlier, later) in zip(children, children.dropFirst()) {
-            guard later.handle.offset > earlier.handle.offset,
-                  PagedGroup.order((earlier.group, earlier.key), (later.group, later.key)) == .orderedAscending else {
-                throw damaged(later.handle.offset, "it does not follow the leaf listed before it, in the file and in order")
-            }
+        // An entry takes at least a byte of its leaf.
+        for leaf in children where leaf.entryCount > UInt64(leaf.handle.rawSize) {
+            throw damaged(leaf.handle.offset, "its parent says it holds \(leaf.entryCount) entries, more than its \(leaf.handle.rawSize) bytes can")
         }
         return children
     }

@@ -37,8 +37,8 @@ final class SnapshotFile: Sendable {
     /// was written, counted once here because saves ask for it each time.
     let rawBlockBytes: Int
 
-    /// A paged snapshot's secondary indexes, which open listed and did not
-    /// read; empty for other snapshots, whose index holds them.
+    /// A paged snapshot's secondary indexes read a leaf at a time, whose
+    /// branches open read; the others are in the index open returned.
     let storedIndexes: [StoredIndexTable]
     /// A paged snapshot's root, for reading its tables.
     private let rootOffset: UInt64
@@ -76,7 +76,7 @@ final class SnapshotFile: Sendable {
     /// checking its data blocks: an index frame's (format versions 2 to 4)
     /// or a paged one's (version 5); nil when the file holds none. With
     /// `keysOnly`, a paged snapshot's tables other than its key directory
-    /// are not read (``readPaged(in:rootOffset:fileSize:checkingFrames:keysOnly:deferringIndexes:)``).
+    /// are not read (``readPaged(in:rootOffset:fileSize:checkingFrames:keysOnly:opening:)``).
     static func read(in file: any FileIO, header: FileHeader, fileSize: UInt64, keysOnly: Bool = false) throws(LogStoreError) -> SnapshotExtent? {
         if let rootOffset = header.snapshotRootOffset {
             return try readPaged(in: file, rootOffset: rootOffset, fileSize: fileSize, checkingFrames: false, keysOnly: keysOnly)
@@ -90,10 +90,12 @@ final class SnapshotFile: Sendable {
 
     /// Opens the snapshot `header` names in `journalFile`: an index frame's
     /// (format versions 2 to 4) or a paged one's (version 5); nil when the
-    /// file holds none.
-    static func open(_ journalFile: any FileIO, header: FileHeader, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool = true) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex)? {
+    /// file holds none. Without `readingWholeIndexes`, a paged snapshot's
+    /// indexes that are not read a leaf at a time are left unread (a
+    /// compaction's read-back, which has them in memory).
+    static func open(_ journalFile: any FileIO, header: FileHeader, fileSize: UInt64, cacheCapacity: Int, checkingDataBlocks: Bool = true, readingWholeIndexes: Bool = true) throws(LogStoreError) -> (SnapshotFile, SnapshotIndex)? {
         if let rootOffset = header.snapshotRootOffset {
-            return try openPaged(journalFile, rootOffset: rootOffset, fileSize: fileSize, cacheCapacity: cacheCapacity, checkingDataBlocks: checkingDataBlocks)
+            return try openPaged(journalFile, rootOffset: rootOffset, fileSize: fileSize, cacheCapacity: cacheCapacity, checkingDataBlocks: checkingDataBlocks, readingWholeIndexes: readingWholeIndexes)
         }
         if let indexOffset = header.snapshotIndexOffset {
             return try open(journalFile, indexOffset: indexOffset, fileSize: fileSize, cacheCapacity: cacheCapacity)
@@ -293,14 +295,16 @@ final class SnapshotFile: Sendable {
         }
     }
 
-    /// The index leaf at `offset`, from the cache or made by `read` now;
-    /// nil when it cannot be read, the failure kept as a block's is.
-    func indexLeaf(at offset: UInt64, read: () throws(LogStoreError) -> IndexPage) -> IndexPage? {
-        if let cached = cache.block(.indexLeaf(offset)) as? IndexPage { return cached }
+    /// The leaf at `offset` of index table `table`, from the cache or made
+    /// by `read` now; nil when it cannot be read, the failure kept as a
+    /// block's is.
+    func indexLeaf(of table: Int, at offset: UInt64, read: () throws(LogStoreError) -> IndexPage) -> IndexPage? {
+        let key = BlockCache.Key.indexLeaf(table: table, offset: offset)
+        if let cached = cache.block(key) as? IndexPage { return cached }
         do throws(LogStoreError) {
             let page = try read()
             readLeaves.add(1, ordering: .relaxed)
-            cache.insert(page, as: .indexLeaf(offset))
+            cache.insert(page, as: key)
             return page
         } catch {
             keep(error)
@@ -310,22 +314,20 @@ final class SnapshotFile: Sendable {
 
     // MARK: - Secondary indexes of a paged snapshot
 
-    /// `stored`'s table, read a leaf at a time as lookups need it: its
-    /// branches are read now. For attributes whose values are never cut
-    /// (``PagedIndexTable``).
-    func pagedIndex(_ stored: StoredIndexTable) throws(LogStoreError) -> PagedIndexTable {
-        try PagedIndexTable(tableReader(stored), of: self)
+    /// `stored`'s table, read a leaf at a time through the cache.
+    func pagedIndex(_ stored: StoredIndexTable) -> PagedIndexTable {
+        let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart).tableReader(stored.tree, run: stored.run)
+        return PagedIndexTable(reader, leaves: stored.leaves, of: self)
     }
 
-    /// `stored`'s table read whole now, or nil when it holds a cut group:
-    /// the store then rebuilds the index from the records.
-    func wholeIndex(_ stored: StoredIndexTable) throws(LogStoreError) -> SnapshotIndex.Index? {
-        try PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart)
-            .readValues(tableReader(stored), entity: stored.entity, attribute: stored.attribute)
-    }
-
-    private func tableReader(_ stored: StoredIndexTable) -> PagedTreeReader {
-        PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart).tableReader(stored.tree, run: stored.run)
+    /// Reads and checks every data block, and every leaf of the indexes
+    /// read a leaf at a time, bypassing the cache: what a salvage's open
+    /// does, so that damage a checksum cannot show (a block that does not
+    /// decode, or disagrees with the index) is found while salvage can
+    /// still repair it.
+    func checkEveryBlock() throws(LogStoreError) {
+        for number in directory.indices { _ = try readBlock(number) }
+        for stored in storedIndexes { try pagedIndex(stored).checkEveryLeaf() }
     }
 
     /// Throws the first failure to read a block since open, if any.

@@ -52,16 +52,10 @@ extension CommittedState {
             indexes[entity.index][position] = SecondaryIndex(slot: slot, values: stored.values, counts: stored.counts, keys: stored.keys)
             loaded.insert([entity.index, slot])
         }
-        // A paged snapshot's indexes, which open listed: read a leaf at a
-        // time when their values are never cut, else whole now.
+        // A paged snapshot's indexes read a leaf at a time.
         for stored in snapshot.storedIndexes {
             guard let (entity, slot, position) = position(of: stored.attribute, in: stored.entity) else { continue }
-            if PagedGroup.mayCut(entity.attributes[slot].type) {
-                guard let whole = try snapshot.wholeIndex(stored) else { continue }
-                indexes[entity.index][position] = SecondaryIndex(slot: slot, values: whole.values, counts: whole.counts, keys: whole.keys)
-            } else {
-                indexes[entity.index][position] = SecondaryIndex(slot: slot, stored: try snapshot.pagedIndex(stored))
-            }
+            indexes[entity.index][position] = SecondaryIndex(slot: slot, stored: snapshot.pagedIndex(stored))
             loaded.insert([entity.index, slot])
         }
         // An index the snapshot lacks (the attribute became indexed since) is built now.
@@ -251,11 +245,12 @@ extension CommittedState {
     /// memory its values took is freed. Records changed since stay where
     /// they are.
     ///
-    /// Each index whose values are never cut reads the snapshot's table a
-    /// leaf at a time from then on: `paged` (``pagedIndexes(in:)``, read
-    /// before the switch, so that a failure stops the compaction); the
-    /// others keep `written`'s entries in memory.
-    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState, paged: [Int: [Int: PagedIndexTable]]) {
+    /// Each index the snapshot lets be read a leaf at a time
+    /// (``SnapshotFile/storedIndexes``, whose branches its open read, so
+    /// that a failure there stopped the compaction) reads it so from then
+    /// on; the others keep `sections`, `written`'s indexes as the
+    /// compaction wrote them (``indexSections()``).
+    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState, sections: [SnapshotIndex.Index]) {
         legacyReferenceDestinations = nil
         var cursor = BlockCursor(snapshot.directory)
         for entity in model.entities {
@@ -275,33 +270,21 @@ extension CommittedState {
             for position in indexes[table].indices {
                 let slot = indexes[table][position].slot
                 let changes = changed.map { key, values in (key: key, value: values.map { slot < $0.count ? $0[slot] : .null }) }
+                // The snapshot's entities are this model's, in its order.
+                let name = entity.attributes[slot].name
                 let stored: any IndexPages
-                if let table = paged[table]?[slot] {
-                    stored = table
+                if let paged = snapshot.storedIndexes.first(where: { $0.entity == table && $0.attribute == name }) {
+                    stored = snapshot.pagedIndex(paged)
+                } else if let section = sections.first(where: { $0.entity == table && $0.attribute == name }) {
+                    stored = LoadedIndexPages(values: section.values, counts: section.counts, keys: section.keys)
                 } else {
+                    // Not taken: the sections hold every index of the model.
                     let (values, counts, keys) = written.indexes[table][position].groups()
                     stored = LoadedIndexPages(values: values, counts: counts, keys: keys)
                 }
                 indexes[table][position] = indexes[table][position].relocated(to: stored, changedSince: changes)
             }
         }
-    }
-}
-
-extension CommittedState {
-    /// The secondary indexes `snapshot` lists whose values are never cut,
-    /// each read a leaf at a time (its branches are read now), by entity
-    /// (its place in this model) and slot: a snapshot a compaction of this
-    /// state just wrote, its entities in this model's order.
-    func pagedIndexes(in snapshot: SnapshotFile) throws(LogStoreError) -> [Int: [Int: PagedIndexTable]] {
-        var paged: [Int: [Int: PagedIndexTable]] = [:]
-        for stored in snapshot.storedIndexes where model.entities.indices.contains(stored.entity) {
-            let entity = model.entities[stored.entity]
-            guard let slot = entity.attributeIndex(stored.attribute), !PagedGroup.mayCut(entity.attributes[slot].type),
-                  indexes[entity.index].contains(where: { $0.slot == slot }) else { continue }
-            paged[entity.index, default: [:]][slot] = try snapshot.pagedIndex(stored)
-        }
-        return paged
     }
 }
 

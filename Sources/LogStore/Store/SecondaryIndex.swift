@@ -151,7 +151,7 @@ struct SecondaryIndex: Sendable {
         func estimate(from start: Position, to end: Position) -> Int {
             guard start < end else { return 0 }
             func keys(before position: Position) -> Int {
-                guard position.page < pages.count, let page = pages.page(position.page) else { return 0 }
+                guard position.group > 0, position.page < pages.count, let page = pages.page(position.page) else { return 0 }
                 return page.starts[position.group]
             }
             if start.page == end.page { return keys(before: end) - keys(before: start) }

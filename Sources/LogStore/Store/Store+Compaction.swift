@@ -210,11 +210,11 @@ extension Store {
         let headerBack = try file.read(count: FileLayout.headerSize, at: 0)
         let newHeader = try headerBack.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: temporary) }
         guard (newHeader.snapshotIndexOffset ?? newHeader.snapshotRootOffset) == snapshotOffset, newHeader.storeID == journal.header.storeID,
-              let (snapshot, index) = try SnapshotFile.open(file, header: newHeader, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity) else {
+              let (snapshot, index) = try SnapshotFile.open(file, header: newHeader, fileSize: tailStart, cacheCapacity: journal.options.blockCacheCapacity ?? BlockCache.defaultCapacity,
+                                                            readingWholeIndexes: false) else {
             throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
         }
         let origin = try TailOrigin(file: file, after: snapshot, index: index)
-        let pagedIndexes = try written.pagedIndexes(in: snapshot)
         try checkOpen()
 
         // 3. Transactions saved meanwhile, copied while saves go on.
@@ -264,7 +264,7 @@ extension Store {
 
         // 5. Readers move: records unchanged since the snapshot are read from
         //    it from now on, and their copies in memory are freed.
-        state.withLock { $0.relocate(into: snapshot, from: written, paged: pagedIndexes) }
+        state.withLock { $0.relocate(into: snapshot, from: written, sections: indexes) }
         if let directoryFailure { throw directoryFailure }
         progress?(.finished, writer.progress)
         return CompactionReport(

@@ -50,10 +50,8 @@ struct PagedFormatDocumentTests {
             var expected = Example.expectedIndex
             expected.blockSize = 1
             expected.isPaged = true
-            // Open lists the secondary indexes' tables; each reads back whole.
-            #expect(snapshot.storedIndexes.map { [$0.entity: $0.attribute] } == expected.indexes.map { [$0.entity: $0.attribute] })
-            #expect(try snapshot.storedIndexes.map { try #require(try snapshot.wholeIndex($0)) } == expected.indexes)
-            expected.indexes = []
+            // An index of strings is read whole at open.
+            #expect(snapshot.storedIndexes.isEmpty)
             // Open locates each entity's keys instead of listing them.
             for entity in index.entities.indices {
                 var keys: [UInt64] = []

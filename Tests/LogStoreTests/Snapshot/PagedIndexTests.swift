@@ -46,7 +46,7 @@ struct PagedIndexTests {
 
     /// A store of 60,000 readings at `path`, compacted into a paged
     /// snapshot; returns their levels by label.
-    static func compactedStore(at path: String) throws -> [String: Int64] {
+    static func compactedStore(at path: String, options: JournalOptions = options) throws -> [String: Int64] {
         let store = try Store(path: path, model: try model(), options: options)
         defer { store.close() }
         let levels = try insert(0..<60_000, into: store)
@@ -190,6 +190,48 @@ struct PagedIndexTests {
             }
             opened.close()
             #expect(try StoreInspector.verify(path: path).isValid == false)
+
+            var salvaging = Self.options
+            salvaging.recoveryMode = .salvage
+            let salvaged = try Store(path: path, model: try Self.model(), options: salvaging)
+            defer { salvaged.close() }
+            #expect(salvaged.recovery.lostRecords.isEmpty)
+            try Self.check(salvaged, levels, "after salvage")
+        }
+    }
+
+    @Test("A leaf rewritten with a valid frame checksum, one of its entries now a tombstone: the reads that reach it throw, and an open with salvage finds it at open and rebuilds the index, losing nothing")
+    func resealedLeaf() throws {
+        try withTemporaryDirectory { directory in
+            let pristine = directory + "/pristine.logstore"
+            var uncompressed = Self.options
+            uncompressed.compression = .none
+            let levels = try Self.compactedStore(at: pristine, options: uncompressed)
+            let leaf = try Self.leaves(pristine)[1]
+            var bytes = try StoreFileSurgery(path: pristine).bytes
+            let start = Int(leaf.handle.offset), size = FrameLayout.headerSize + Int(leaf.handle.storedSize)
+            var header = try Array(bytes[start..<(start + FrameLayout.headerSize)]).withUnsafeBytes { try FrameHeader.parse($0).get() }
+            #expect(header.codec == .raw && header.kind == .indexBlock)
+            // The last byte ends the last entry: its low bits are the state.
+            bytes[start + size - 1] ^= 0x01
+            bytes.withUnsafeMutableBytes { header.write(into: UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + size)])) }
+            let path = directory + "/resealed.logstore"
+            try JournalFixtures.write(bytes, to: path)
+
+            guard case .int64(let first) = Self.first(leaf) else { Issue.record("the leaf starts with \(Self.first(leaf))"); return }
+            let opened = try Store(path: path, model: try Self.model(), options: Self.options)
+            let error = #expect(throws: LogStoreError.self) {
+                try opened.newContext().fetch(FetchRequest(entityName: "Reading", predicate: try ObjectPredicate("level == \(first)")))
+            }
+            #expect(error?.kind == .corruptSnapshot && error?.offset == leaf.handle.offset, "\(String(describing: error))")
+            opened.close()
+
+            // recover rebuilds the index too.
+            let output = directory + "/recovered.logstore"
+            _ = try StoreInspector.recover(path: path, to: output)
+            let recovered = try Store(path: output, model: try Self.model(), options: Self.options)
+            try Self.check(recovered, levels, "after recover")
+            recovered.close()
 
             var salvaging = Self.options
             salvaging.recoveryMode = .salvage
