@@ -191,12 +191,7 @@ struct PagedIndexTests {
             opened.close()
             #expect(try StoreInspector.verify(path: path).isValid == false)
 
-            var salvaging = Self.options
-            salvaging.recoveryMode = .salvage
-            let salvaged = try Store(path: path, model: try Self.model(), options: salvaging)
-            defer { salvaged.close() }
-            #expect(salvaged.recovery.lostRecords.isEmpty)
-            try Self.check(salvaged, levels, "after salvage")
+            try Self.checkSalvage(path, levels)
         }
     }
 
@@ -233,13 +228,19 @@ struct PagedIndexTests {
             try Self.check(recovered, levels, "after recover")
             recovered.close()
 
-            var salvaging = Self.options
-            salvaging.recoveryMode = .salvage
-            let salvaged = try Store(path: path, model: try Self.model(), options: salvaging)
-            defer { salvaged.close() }
-            #expect(salvaged.recovery.lostRecords.isEmpty)
-            try Self.check(salvaged, levels, "after salvage")
+            try Self.checkSalvage(path, levels)
         }
+    }
+
+    /// An open with salvage of the store at `path` loses no record and
+    /// answers every check.
+    static func checkSalvage(_ path: String, _ levels: [String: Int64]) throws {
+        var salvaging = options
+        salvaging.recoveryMode = .salvage
+        let salvaged = try Store(path: path, model: try model(), options: salvaging)
+        defer { salvaged.close() }
+        #expect(salvaged.recovery.lostRecords.isEmpty)
+        try check(salvaged, levels, "after salvage")
     }
 
     static func first(_ leaf: PagedBlock.Child) -> StoredValue {
