@@ -113,6 +113,17 @@ struct ByteReader {
         position += count
     }
 
+    /// Moves past the bytes equal to `byte` from here on, at most `limit`
+    /// of them, and returns how many.
+    @inline(__always)
+    mutating func skipRepeating(_ byte: UInt8, limit: Int) -> Int {
+        let end = position + min(limit, remaining)
+        var next = position
+        while next < end, buffer[next] == byte { next += 1 }
+        defer { position = next }
+        return next - position
+    }
+
     mutating func readBytes(count: Int) throws(DecodeFailure) -> UnsafeRawBufferPointer {
         guard count >= 0, remaining >= count else { throw pastTheEnd(count) }
         defer { position += count }

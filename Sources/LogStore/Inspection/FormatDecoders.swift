@@ -223,7 +223,15 @@ public enum FormatDecoders {
     private static func pagedBlock(_ bytes: UnsafeRawBufferPointer) {
         guard let first = bytes.first else { return }
         let type = [PagedTableType.keys, .values, .targets][Int(first) % 3]
-        guard let block = try? PagedBlock(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: type) else { return }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes.dropFirst())
+        let block = try? PagedBlock(decoding: payload, as: type)
+        if type == .keys {
+            // Open reads a key directory's leaves as runs: the same leaves,
+            // the same entries.
+            let runs = try? KeyDirectoryLeaf(decoding: payload)
+            precondition(runs == block.flatMap { $0.isLeaf ? KeyDirectoryLeaf($0) : nil }, "a key-directory leaf read as runs differs from the same leaf read whole")
+        }
+        guard let block else { return }
         let encoded = block.encoded(as: type)
         let again = encoded.withUnsafeBytes { try? PagedBlock(decoding: $0, as: type) }
         precondition(again?.encoded(as: type) == encoded, "a paged index block does not survive a round trip")

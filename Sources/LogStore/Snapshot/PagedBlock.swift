@@ -183,57 +183,109 @@ struct PagedBlock: Sendable {
     /// expects is the reader's to check (``PagedTreeReader``).
     init(decoding raw: UnsafeRawBufferPointer, as type: PagedTableType) throws(DecodeFailure) {
         var reader = ByteReader(raw)
-        run = try reader.readVarint()
-        guard let table = Int(exactly: try reader.readVarint()), let level = Int(exactly: try reader.readVarint()), level <= PagedTree.maximumHeight else {
-            throw DecodeFailure("its table or level is out of range")
-        }
-        self.table = table
-        self.level = level
+        (run, table, level) = try Self.readHead(&reader)
         if level == 0 {
-            try decodeLeaf(&reader, type)
+            var dataBlocks: [DataBlock] = [], groups: [PagedGroup] = [], groupEnds: [Int] = [], entries: [PagedEntry] = []
+            try Self.readLeafBody(
+                &reader, type, dataBlock: { dataBlocks.append($0) },
+                group: { group, count in
+                    groups.append(group)
+                    groupEnds.append(entries.count + count)
+                    entries.reserveCapacity(entries.count + count)
+                },
+                entries: { first, count, state in
+                    for step in 0..<UInt64(count) { entries.append(PagedEntry(key: first + step, state: state)) }
+                })
+            (self.dataBlocks, self.groups, self.groupEnds, self.entries) = (dataBlocks, groups, groupEnds, entries)
         } else {
             try decodeBranch(&reader, type)
         }
         guard reader.isAtEnd else { throw DecodeFailure("\(reader.remaining) bytes follow its body") }
     }
 
-    private mutating func decodeLeaf(_ reader: inout ByteReader, _ type: PagedTableType) throws(DecodeFailure) {
+    /// Reads an index block's run, table and level.
+    static func readHead(_ reader: inout ByteReader) throws(DecodeFailure) -> (run: UInt64, table: Int, level: Int) {
+        let run = try reader.readVarint()
+        guard let table = Int(exactly: try reader.readVarint()), let level = Int(exactly: try reader.readVarint()), level <= PagedTree.maximumHeight else {
+            throw DecodeFailure("its table or level is out of range")
+        }
+        return (run, table, level)
+    }
+
+    /// Reads a leaf's body of a table of `type`, handing over its data
+    /// blocks (a key directory's), then each group before its entries, then
+    /// its entries as runs: keys `first ..< first + count` in one state.
+    /// It is the one reading of a leaf, with every check its bytes alone
+    /// allow (groups increasing, keys increasing within a group and below
+    /// 2⁶², counts within the bytes, record counts adding up to the
+    /// entries). A whole leaf (``init(decoding:as:)``) and a key directory
+    /// read as runs (``KeyDirectoryLeaf``) are both built through it.
+    ///
+    /// A run is as long as the entries go on by one key in a state other
+    /// than an older version. Each such entry is the one byte
+    /// `1 << 2 | state`, so a run is read by skipping those bytes: the keys
+    /// a store hands out are dense, and a key directory's leaf is mostly
+    /// such runs.
+    @inline(__always)
+    static func readLeafBody(_ reader: inout ByteReader, _ type: PagedTableType, dataBlock: (DataBlock) -> Void,
+                             group: (PagedGroup, _ count: Int) -> Void,
+                             entries: (_ first: UInt64, _ count: Int, _ state: PagedEntry.State) -> Void) throws(DecodeFailure) {
         var recordTotal = 0
         if type == .keys {
             let count = try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)
-            dataBlocks.reserveCapacity(count)
             for _ in 0..<count {
                 let handle = try reader.readHandle()
                 guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= reader.remaining else {
                     throw DecodeFailure("a data block's record count is not between 1 and the entries the block can hold")
                 }
                 recordTotal += records
-                dataBlocks.append(DataBlock(handle: handle, recordCount: records))
+                dataBlock(DataBlock(handle: handle, recordCount: records))
             }
         }
         let groupCount = try reader.readCount(minimumItemSize: 2)
-        groups.reserveCapacity(groupCount)
-        groupEnds.reserveCapacity(groupCount)
+        var lastGroup: PagedGroup?
+        var entryTotal = 0
         for _ in 0..<groupCount {
-            let (group, count) = try Self.readGroupHead(&reader, type)
-            if let last = groups.last, PagedGroup.order(last, group) != .orderedAscending {
+            let (head, count) = try readGroupHead(&reader, type)
+            if let lastGroup, PagedGroup.order(lastGroup, head) != .orderedAscending {
                 throw DecodeFailure("its groups are not in increasing order")
             }
             guard count >= 1, count <= reader.remaining else { throw DecodeFailure("a group declares \(count) entries, more than its bytes hold or none") }
-            var previous: UInt64?
-            for _ in 0..<count {
-                let entry = try Self.readEntry(&reader, after: previous)
-                entries.append(entry)
-                previous = entry.key
+            group(head, count)
+            var run = try readEntry(&reader, after: nil)
+            var runCount = 1, left = count - 1
+            while true {
+                if run.state != .olderVersion {
+                    let next = UInt8(truncatingIfNeeded: 1 << stateBits | UInt64(run.state.rawValue))
+                    let more = reader.skipRepeating(next, limit: left)
+                    guard run.key + UInt64(runCount + more - 1) < RecordID.keyLimit else {
+                        throw DecodeFailure("a key before byte \(reader.position) is not below 2^62")
+                    }
+                    runCount += more
+                    left -= more
+                }
+                guard left > 0 else { break }
+                let entry = try readEntry(&reader, after: run.key + UInt64(runCount - 1))
+                left -= 1
+                // A step of one in the same state written in more bytes than
+                // it needs still goes on with the run.
+                if entry.state == run.state, entry.state != .olderVersion, entry.key == run.key + UInt64(runCount) {
+                    runCount += 1
+                } else {
+                    entries(run.key, runCount, run.state)
+                    (run, runCount) = (entry, 1)
+                }
             }
-            groups.append(group)
-            groupEnds.append(entries.count)
+            entries(run.key, runCount, run.state)
+            lastGroup = head
+            entryTotal += count
         }
-        guard type != .keys || recordTotal == entries.count else {
-            throw DecodeFailure("its data blocks hold \(recordTotal) records but it lists \(entries.count) entries")
+        guard type != .keys || recordTotal == entryTotal else {
+            throw DecodeFailure("its data blocks hold \(recordTotal) records but it lists \(entryTotal) entries")
         }
     }
 
+    @inline(__always)
     private static func readEntry(_ reader: inout ByteReader, after previous: UInt64?) throws(DecodeFailure) -> PagedEntry {
         let word = try reader.readVarint()
         let step = word >> stateBits

@@ -176,15 +176,22 @@ struct PagedSnapshotReader {
     /// and checked against its handle, its run and its extent.
     func tableReader(_ tree: PagedTree, run: SnapshotRoot.Run) -> PagedTreeReader {
         PagedTreeReader(tree: tree, path: path) { [self] (handle) throws(LogStoreError) in
-            let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd, sequence: run.number)
-            tally.frames.add(1, ordering: .relaxed)
-            tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
-            tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
-            do throws(DecodeFailure) {
-                return try raw.withBytes { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
-            } catch {
-                throw PagedTreeReader.damage(path: path, run: run.number, offset: handle.offset, reason: error.reason)
-            }
+            try indexBlock(handle, of: run) { (bytes) throws(DecodeFailure) in try PagedBlock(decoding: bytes, as: tree.type) }
+        }
+    }
+
+    /// The index block `handle` names in `run`, read, checked against the
+    /// handle, counted, and decoded by `decode`.
+    private func indexBlock<Block>(_ handle: FrameHandle, of run: SnapshotRoot.Run,
+                                   _ decode: (UnsafeRawBufferPointer) throws(DecodeFailure) -> Block) throws(LogStoreError) -> Block {
+        let (raw, _) = try read(handle, kind: .indexBlock, what: "index block", region: run.extentStart..<run.extentEnd, sequence: run.number)
+        tally.frames.add(1, ordering: .relaxed)
+        tally.storedBytes.add(UInt64(handle.storedSize), ordering: .relaxed)
+        tally.rawBytes.add(UInt64(handle.rawSize), ordering: .relaxed)
+        do throws(DecodeFailure) {
+            return try raw.withBytes { (bytes) throws(DecodeFailure) in try decode(bytes) }
+        } catch {
+            throw PagedTreeReader.damage(path: path, run: run.number, offset: handle.offset, reason: error.reason)
         }
     }
 
@@ -212,7 +219,7 @@ struct PagedSnapshotReader {
             guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
             let reader = tableReader(tree, run: run)
             switch tree.type {
-            case .keys: try readKeyDirectory(reader, extent: run.extentStart..<run.extentEnd, locating: deferring != nil, into: &index)
+            case .keys: try readKeyDirectory(reader, run: run, locating: deferring != nil, into: &index)
             case .values:
                 if let deferring {
                     deferring(StoredIndexTable(entity: table.entity, attribute: table.name, tree: tree, run: run))
@@ -228,7 +235,12 @@ struct PagedSnapshotReader {
     /// Walks the key directory leaf by leaf: each data block it lists
     /// becomes a directory entry, and each live key joins its entity's
     /// list, or with `locating`, its located keys.
-    private func readKeyDirectory(_ reader: PagedTreeReader, extent: Range<UInt64>, locating: Bool, into index: inout SnapshotIndex) throws(LogStoreError) {
+    ///
+    /// The leaves are read as runs of keys (``KeyDirectoryLeaf``), found
+    /// through the branches and checked as a cursor checks them: against
+    /// their parent's entry, and each one's first entry after the last of
+    /// the one before.
+    private func readKeyDirectory(_ reader: PagedTreeReader, run: SnapshotRoot.Run, locating: Bool, into index: inout SnapshotIndex) throws(LogStoreError) {
         var located = locating ? Array(repeating: LocatedKeys(), count: index.entities.count) : []
         defer {
             for entity in located.indices {
@@ -236,64 +248,79 @@ struct PagedSnapshotReader {
                 index.entities[entity].located = located[entity]
             }
         }
-        var cursor = try reader.first()
+        let tree = reader.tree
+        func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError { reader.damaged(offset, reason) }
         var previousOffset: UInt64?
-        while let leaf = try cursor.nextLeaf() {
-            // Each group's entity; the groups cover the entries in order.
-            var entities: [Int] = []
-            entities.reserveCapacity(leaf.groups.count)
-            for group in leaf.groups {
-                guard case .entity(let entity) = group, entity < index.entities.count else {
-                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: leaf.dataBlocks.first?.handle.offset ?? reader.tree.top.offset, reason: "its key directory lists an entity the catalog lacks")
-                }
-                entities.append(entity)
+        var previousLast: (entity: Int, key: UInt64)?
+        // A table of one leaf is its own top, which the root describes; any
+        // other leaf is described by its parent.
+        let leaves: [(handle: FrameHandle, entryCount: UInt64, first: (group: PagedGroup, key: UInt64)?)] =
+            tree.height == 0 ? [(tree.top, tree.entryCount, nil)] : try reader.leaves().map { ($0.handle, $0.entryCount, ($0.group, $0.key)) }
+        for child in leaves {
+            let leaf = try indexBlock(child.handle, of: run) { (bytes) throws(DecodeFailure) in try KeyDirectoryLeaf(decoding: bytes) }
+            let offset = child.handle.offset
+            guard leaf.run == tree.run, leaf.table == tree.table else {
+                throw damaged(offset, "it says run \(leaf.run), table \(leaf.table), level 0 where run \(tree.run), table \(tree.table), level 0 was expected")
             }
-            var entry = 0, group = 0
+            guard UInt64(leaf.entryCount) == child.entryCount else {
+                throw damaged(offset, "it holds \(leaf.entryCount) entries where \(child.first == nil ? "the root lists" : "its parent lists") \(child.entryCount)")
+            }
+            guard let first = leaf.first, let last = leaf.last else { continue }
+            if let expected = child.first, PagedGroup.order((.entity(first.entity), first.key), expected) != .orderedSame {
+                throw damaged(offset, "its first entry is not the one its parent lists")
+            }
+            // An older version of the key before may go on into this leaf; it
+            // is refused below, as damage in a run without history.
+            if let previousLast, previousLast.entity > first.entity || (previousLast.entity == first.entity && previousLast.key > first.key)
+                || (previousLast == first && leaf.runs[0].state != .olderVersion) {
+                throw damaged(offset, "its entries do not follow those of the block before it")
+            }
+            previousLast = last
+            var position = 0, taken = 0
             for dataBlock in leaf.dataBlocks {
                 // Within the run, each after the one before: a block listed
                 // twice would load its records twice.
                 let handle = dataBlock.handle
-                guard handle.offset >= extent.lowerBound, handle.offset <= extent.upperBound, handle.frameSize <= extent.upperBound - handle.offset,
+                guard handle.offset >= run.extentStart, handle.offset <= run.extentEnd, handle.frameSize <= run.extentEnd - handle.offset,
                       previousOffset.map({ handle.offset > $0 }) ?? true else {
-                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or before the block listed before it")
+                    throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or before the block listed before it")
                 }
                 previousOffset = handle.offset
-                // The leaf's record counts add up to its entries (checked when decoded).
-                let first = entry, last = entry + dataBlock.recordCount - 1
                 let number = index.blocks.count
                 var block = SnapshotIndex.Block(
                     offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum,
-                    recordCount: dataBlock.recordCount, firstEntity: entities[leaf.group(ofEntry: first)], firstKey: leaf.entries[first].key,
-                    lastEntity: entities[leaf.group(ofEntry: last)], lastKey: leaf.entries[last].key)
-                // Present keys that follow one another in key and slot, taken
-                // as one run when located.
-                var run: (entity: Int, firstKey: UInt64, firstSlot: Int, count: Int)?
-                func locate(_ run: (entity: Int, firstKey: UInt64, firstSlot: Int, count: Int)?) throws(LogStoreError) {
-                    // Keys increase within an entity (checked when the leaf was decoded, and across leaves by the cursor).
-                    guard let run, !located[run.entity].append(run: run.firstKey, count: run.count, block: number, firstSlot: run.firstSlot) else { return }
-                    throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[run.entity].name)/\(run.firstKey) out of key order")
-                }
-                for slot in 0..<dataBlock.recordCount {
-                    while leaf.groupEnds[group] <= entry { group += 1 }
-                    let key = leaf.entries[entry], entity = entities[group]
-                    guard key.key < index.entities[entity].nextKey else {
-                        throw PagedTreeReader.damage(path: path, run: reader.tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(key.key), at or past the entity's next key")
+                    recordCount: dataBlock.recordCount, firstEntity: 0, firstKey: 0, lastEntity: 0, lastKey: 0)
+                // The leaf's record counts add up to its entries (checked when
+                // decoded), so its runs cover every slot.
+                var slot = 0
+                while slot < dataBlock.recordCount {
+                    let keys = leaf.runs[position]
+                    let count = min(keys.count - taken, dataBlock.recordCount - slot)
+                    let firstKey = keys.firstKey + UInt64(taken), lastKey = firstKey + UInt64(count - 1)
+                    guard keys.entity < index.entities.count else {
+                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists an entity the catalog lacks")
                     }
-                    switch key.state {
+                    let entity = index.entities[keys.entity]
+                    guard lastKey < entity.nextKey else {
+                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(entity.name)/\(max(firstKey, entity.nextKey)), at or past the entity's next key")
+                    }
+                    if slot == 0 { (block.firstEntity, block.firstKey) = (keys.entity, firstKey) }
+                    (block.lastEntity, block.lastKey) = (keys.entity, lastKey)
+                    switch keys.state {
                     case .present where locating:
-                        if let current = run, current.entity == entity, key.key == current.firstKey + UInt64(current.count), slot == current.firstSlot + current.count {
-                            run?.count += 1
-                        } else {
-                            try locate(run)
-                            run = (entity, key.key, slot, 1)
+                        // Keys increase within an entity (checked as the leaf
+                        // was decoded, and across leaves above).
+                        guard located[keys.entity].append(run: firstKey, count: count, block: number, firstSlot: slot) else {
+                            throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(entity.name)/\(firstKey) out of key order")
                         }
-                    case .present: index.entities[entity].keys.append(key.key)
-                    case .tombstone: block.skipped.append(slot)
+                    case .present: index.entities[keys.entity].keys.append(contentsOf: firstKey...lastKey)
+                    case .tombstone: block.skipped.append(contentsOf: slot..<(slot + count))
                     case .olderVersion: throw Self.olderVersion(reader, at: handle.offset, path: path)
                     }
-                    entry += 1
+                    slot += count
+                    taken += count
+                    if taken == keys.count { (position, taken) = (position + 1, 0) }
                 }
-                try locate(run)
                 index.blocks.append(block)
             }
         }

@@ -168,6 +168,64 @@ struct PagedTreeTests {
         #expect(try reader.locate(entity: 3, key: 1) == nil)
     }
 
+    @Test("A key-directory leaf read as runs holds the entries of the same leaf read whole, and is refused exactly when that one is")
+    func keyLeafRuns() throws {
+        let frames = MemoryFrames(type: .keys)
+        var writer = PagedTreeWriter(type: .keys, run: 7, table: 0, blockSize: 200, write: { block in frames.write(block) })
+        var random = JournalFixtures.SeededGenerator(seed: 77)
+        var nextKey: [UInt64] = [1, 1, 1]
+        var entity = 0
+        for number in 0..<120 {
+            // Runs of consecutive keys, gaps, tombstones, and blocks that
+            // span entities.
+            let handle = FrameHandle(offset: 0x100000 + UInt64(number) * 100, storedSize: 60, rawSize: 90, checksum: UInt32(number))
+            var records: [(entity: Int, entry: PagedEntry)] = []
+            for _ in 0..<Int.random(in: 1...40, using: &random) {
+                if entity < 2 && Int.random(in: 0..<90, using: &random) == 0 { entity += 1 }
+                let key = nextKey[entity] + (Int.random(in: 0..<8, using: &random) == 0 ? UInt64.random(in: 1...5, using: &random) : 0)
+                nextKey[entity] = key + 1
+                records.append((entity, PagedEntry(key: key, state: Int.random(in: 0..<12, using: &random) == 0 ? .tombstone : .present)))
+            }
+            try writer.append(dataBlock: handle, records: records)
+        }
+        _ = try writer.finish()
+        var leaves = 0, refused = 0, accepted = 0
+        func read(_ bytes: [UInt8]) -> (runs: KeyDirectoryLeaf?, whole: KeyDirectoryLeaf?) {
+            let runs = bytes.withUnsafeBytes { try? KeyDirectoryLeaf(decoding: $0) }
+            let whole = bytes.withUnsafeBytes { try? PagedBlock(decoding: $0, as: .keys) }.flatMap { $0.isLeaf ? KeyDirectoryLeaf($0) : nil }
+            return (runs, whole)
+        }
+        for offset in frames.offsets {
+            let original = frames.payload(at: offset)
+            guard let block = try? original.withUnsafeBytes({ try PagedBlock(decoding: $0, as: .keys) }), block.isLeaf else { continue }
+            leaves += 1
+            let (runs, whole) = read(original)
+            #expect(runs != nil && runs == whole)
+            // Runs expand back to the leaf's entries, one for one.
+            let expanded = runs?.runs.flatMap { run in (0..<run.count).map { PagedEntry(key: run.firstKey + UInt64($0), state: run.state) } }
+            #expect(expanded == block.entries)
+            #expect(runs?.runs.count ?? 0 < block.entries.count)
+            // A step of one written in two bytes is the same entry.
+            if let at = original.indices.last(where: { $0 > 0 && original[$0] == 0x04 && original[$0 - 1] == 0x04 }) {
+                var longer = original
+                longer.replaceSubrange(at...at, with: [0x84, 0x00])
+                let (runs, whole) = read(longer)
+                #expect(runs != nil && runs == whole)
+            }
+            for position in original.indices {
+                for change: UInt8 in [0x01, 0x04, 0x80] {
+                    var bytes = original
+                    bytes[position] ^= change
+                    let (runs, whole) = read(bytes)
+                    #expect(runs == whole)
+                    if runs == nil { refused += 1 } else { accepted += 1 }
+                }
+            }
+        }
+        #expect(leaves > 3)
+        #expect(refused > 0 && accepted > 0)
+    }
+
     @Test("A key whose versions run over several leaves is found at its newest version", arguments: [PagedTableType.keys, .values])
     func versionsAcrossLeaves(type: PagedTableType) throws {
         let frames = MemoryFrames(type: type)
