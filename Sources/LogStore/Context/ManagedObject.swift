@@ -501,7 +501,10 @@ enum ManagedValue {
     /// What a property of type `Value` reads when it has no value: nil, an
     /// empty set, 0, "" or false; nil for a type with no such value.
     static func fallback<Value>(_: Value.Type) -> Value? {
-        if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return (nilType.init(nilLiteral: ()) as! Value) }
+        // The attribute types are told apart by identity first: a cast to a
+        // protocol that fails looks through every conformance the process
+        // has loaded, the first time for each type, and the model asks this
+        // of every typed property when it is built, at each launch.
         switch Value.self {
         case is Int16.Type: return Int16(0) as? Value
         case is Int32.Type: return Int32(0) as? Value
@@ -511,8 +514,10 @@ enum ManagedValue {
         case is Float.Type: return Float(0) as? Value
         case is Bool.Type: return false as? Value
         case is String.Type: return "" as? Value
+        case is Date.Type, is Data.Type, is UUID.Type, is URL.Type, is Decimal.Type: return nil
         default: break
         }
+        if let nilType = Value.self as? any ExpressibleByNilLiteral.Type { return (nilType.init(nilLiteral: ()) as! Value) }
         if let setType = Value.self as? any EmptyInitializable.Type { return setType.init() as? Value }
         return nil
     }

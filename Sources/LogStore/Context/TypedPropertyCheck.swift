@@ -31,7 +31,9 @@ extension EntityDescription {
         let object = objectClass.init(ManagedObject.Creation(entity: self, key: 0, context: ContextReference(storeID: UUID())))
         var problems: [LogStoreError] = []
         var mirror: Mirror? = Mirror(reflecting: object)
-        while let current = mirror {
+        // ManagedObject's own stored properties are never `@Managed`; each
+        // would cost a failed cast to a protocol, the slow kind, at launch.
+        while let current = mirror, current.subjectType != ManagedObject.self {
             for child in current.children {
                 guard let typed = child.value as? any TypedPropertyDescription else { continue }
                 let propertyType = type(of: typed)
