@@ -191,7 +191,6 @@ struct PagedBlock: Sendable {
                 group: { group, count in
                     groups.append(group)
                     groupEnds.append(entries.count + count)
-                    entries.reserveCapacity(entries.count + count)
                 },
                 entries: { first, count, state in
                     for step in 0..<UInt64(count) { entries.append(PagedEntry(key: first + step, state: state)) }

@@ -300,9 +300,11 @@ struct PagedSnapshotReader {
                     guard keys.entity < index.entities.count else {
                         throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists an entity the catalog lacks")
                     }
-                    let entity = index.entities[keys.entity]
-                    guard lastKey < entity.nextKey else {
-                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(entity.name)/\(max(firstKey, entity.nextKey)), at or past the entity's next key")
+                    // Read field by field: a copy of the entity would share
+                    // the key list appended to below, and copy it whole.
+                    let nextKey = index.entities[keys.entity].nextKey
+                    guard lastKey < nextKey else {
+                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[keys.entity].name)/\(max(firstKey, nextKey)), at or past the entity's next key")
                     }
                     if slot == 0 { (block.firstEntity, block.firstKey) = (keys.entity, firstKey) }
                     (block.lastEntity, block.lastKey) = (keys.entity, lastKey)
@@ -311,7 +313,7 @@ struct PagedSnapshotReader {
                         // Keys increase within an entity (checked as the leaf
                         // was decoded, and across leaves above).
                         guard located[keys.entity].append(run: firstKey, count: count, block: number, firstSlot: slot) else {
-                            throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(entity.name)/\(firstKey) out of key order")
+                            throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[keys.entity].name)/\(firstKey) out of key order")
                         }
                     case .present: index.entities[keys.entity].keys.append(contentsOf: firstKey...lastKey)
                     case .tombstone: block.skipped.append(contentsOf: slot..<(slot + count))

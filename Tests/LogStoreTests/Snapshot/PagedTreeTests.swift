@@ -193,6 +193,12 @@ struct PagedTreeTests {
         func read(_ bytes: [UInt8]) -> (runs: KeyDirectoryLeaf?, whole: KeyDirectoryLeaf?) {
             let runs = bytes.withUnsafeBytes { try? KeyDirectoryLeaf(decoding: $0) }
             let whole = bytes.withUnsafeBytes { try? PagedBlock(decoding: $0, as: .keys) }.flatMap { $0.isLeaf ? KeyDirectoryLeaf($0) : nil }
+            // Both go through one reading; this test's own, entry by entry,
+            // is what that reading is held to.
+            let reference = bytes.withUnsafeBytes { Self.referenceKeyLeaf($0) }
+            #expect(runs.map { leaf in leaf.runs.flatMap { run in (0..<run.count).map { (run.entity, run.firstKey + UInt64($0), run.state) } } }.map { $0.map(String.init(describing:)) }
+                    == reference.map { $0.entries.map(String.init(describing:)) })
+            #expect(runs?.dataBlocks == reference?.dataBlocks)
             return (runs, whole)
         }
         for offset in frames.offsets {
@@ -224,6 +230,53 @@ struct PagedTreeTests {
         }
         #expect(leaves > 3)
         #expect(refused > 0 && accepted > 0)
+    }
+
+    /// A key-directory leaf read entry by entry as FORMAT.md §13.5 gives
+    /// it, without PagedBlock: its data blocks and its entries as (entity,
+    /// key, state); nil for bytes that are not a valid leaf.
+    static func referenceKeyLeaf(_ raw: UnsafeRawBufferPointer) -> (dataBlocks: [PagedBlock.DataBlock], entries: [(Int, UInt64, PagedEntry.State)])? {
+        var reader = ByteReader(raw)
+        do {
+            _ = try reader.readVarint()
+            guard try reader.readVarint() <= UInt64(Int.max), try reader.readVarint() == 0 else { return nil }
+            var dataBlocks: [PagedBlock.DataBlock] = []
+            var records = 0
+            for _ in 0..<(try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)) {
+                let handle = try reader.readHandle()
+                let count = try reader.readVarint()
+                guard count >= 1, count <= UInt64(reader.remaining) else { return nil }
+                records += Int(count)
+                dataBlocks.append(PagedBlock.DataBlock(handle: handle, recordCount: Int(count)))
+            }
+            var entries: [(Int, UInt64, PagedEntry.State)] = []
+            var lastEntity: UInt64?
+            for _ in 0..<(try reader.readCount(minimumItemSize: 2)) {
+                let entity = try reader.readVarint(), count = try reader.readVarint()
+                guard entity <= UInt64(Int.max), lastEntity.map({ $0 < entity }) ?? true, count >= 1, count <= UInt64(reader.remaining) else { return nil }
+                lastEntity = entity
+                var previous: UInt64?
+                for _ in 0..<count {
+                    let word = try reader.readVarint()
+                    guard let state = PagedEntry.State(rawValue: UInt8(word & 3)) else { return nil }
+                    let step = word >> 2
+                    var key = step
+                    if let previous {
+                        guard (state == .olderVersion) == (step == 0) else { return nil }
+                        let (sum, overflow) = previous.addingReportingOverflow(step)
+                        guard !overflow else { return nil }
+                        key = sum
+                    }
+                    guard key < RecordID.keyLimit else { return nil }
+                    entries.append((Int(entity), key, state))
+                    previous = key
+                }
+            }
+            guard reader.isAtEnd, records == entries.count else { return nil }
+            return (dataBlocks, entries)
+        } catch {
+            return nil
+        }
     }
 
     @Test("A key whose versions run over several leaves is found at its newest version", arguments: [PagedTableType.keys, .values])
