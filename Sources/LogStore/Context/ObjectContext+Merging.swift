@@ -153,7 +153,7 @@ extension ObjectContext {
             guard let object = registered[id] else { continue }
             // A record whose block failed to read is not deleted: the object
             // becomes a fault, which says why when it is read.
-            if store.record(id) == nil && store.readFailure(of: id) == nil {
+            if case .absent = store.lookup(id) {
                 object.life.delete()
                 registered[id] = nil
             } else {

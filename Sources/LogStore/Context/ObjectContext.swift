@@ -134,10 +134,16 @@ public final class ObjectContext {
         let object = try object(with: id)
         if object.isInserted { return object }
         try store.checkServing()
-        if object.isDeleted || (object.isFault && store.record(id) == nil) {
-            // No record, or one whose snapshot block could not be read.
-            if let failure = store.readFailure(of: id) { throw failure }
-            throw LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
+        func notFound() -> LogStoreError {
+            LogStoreError(.objectNotFound, "\(id) does not exist: it was deleted, or never saved", entity: id.entityName)
+        }
+        if object.isDeleted { throw notFound() }
+        if object.isFault {
+            switch store.lookup(id) {
+            case .found(let record): fulfill(object, from: record)
+            case .absent: throw notFound()
+            case .unreadable(let failure): throw failure
+            }
         }
         object.fulfill()
         if object.life == .gone { throw object.gone() }

@@ -75,19 +75,67 @@ struct EntityTable: Sendable {
     /// that last changed it, but never past the snapshot's own (a crafted
     /// block's is not trusted further), so that a save after it always
     /// changes a record's version.
-    private func version(inBlock version: UInt64) -> UInt64 { min(version, snapshot?.sequence ?? 0) }
+    private static func version(inBlock version: UInt64, of snapshot: SnapshotFile?) -> UInt64 { min(version, snapshot?.sequence ?? 0) }
 
     /// The record with `key`, decoded.
     func record(_ key: UInt64) -> Record? {
-        withValues(of: key) { version, bytes in
-            var reader = ByteReader(bytes)
-            var values: [StoredValue] = []
-            values.reserveCapacity(8)
-            // The bytes were written by `set` from valid values, or checked
-            // when their block was decoded, so they decode.
-            while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
-            return Record(values: values, version: version)
+        if case .found(let record) = find(key)?.read() { return record }
+        return nil
+    }
+
+    /// A live record found in a table, to be read once the lock that guards
+    /// the table is released: a record changed since the snapshot is
+    /// decoded from the arena when found, one of the snapshot is read from
+    /// its block only by ``read()``, which may read the disk.
+    struct FoundRecord {
+        fileprivate enum Place {
+            case decoded(Record)
+            case snapshot(SnapshotFile, block: Int, slot: Int)
         }
+        let key: UInt64
+        fileprivate let place: Place
+
+        /// The record; when its block cannot be read, the failure the
+        /// snapshot keeps (``SnapshotFile/checkReadable()``).
+        func read() -> Store.RecordLookup {
+            switch place {
+            case .decoded(let record): return .found(record)
+            case .snapshot(let snapshot, let number, let slot):
+                if let record = EntityTable.withSnapshotValues(snapshot, block: number, slot: slot, key: key, { EntityTable.decode(version: $0, $1) }) {
+                    return .found(record)
+                }
+                do throws(LogStoreError) {
+                    try snapshot.checkReadable()
+                } catch {
+                    return .unreadable(error)
+                }
+                // A failed read is always kept, so this is not reached.
+                return .unreadable(LogStoreError(.corruptSnapshot, "the record with key \(key) could not be read from \(snapshot.path)", path: snapshot.path))
+            }
+        }
+    }
+
+    /// Where the live record with `key` is, reading no block; nil when
+    /// there is none.
+    func find(_ key: UInt64) -> FoundRecord? {
+        switch location(key) {
+        case nil: return nil
+        case .arena(let entry): return FoundRecord(key: key, place: .decoded(arenaValues(entry) { Self.decode(version: entry.version, $0) }))
+        case .snapshot(let block, let slot):
+            guard let snapshot else { return nil }
+            return FoundRecord(key: key, place: .snapshot(snapshot, block: block, slot: slot))
+        }
+    }
+
+    /// A record from its version and encoded values.
+    private static func decode(version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Record {
+        var reader = ByteReader(bytes)
+        var values: [StoredValue] = []
+        values.reserveCapacity(8)
+        // The bytes were written by `set` from valid values, or checked
+        // when their block was decoded, so they decode.
+        while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
+        return Record(values: values, version: version)
     }
 
     /// Whether a live record has `key`, reading no block.
@@ -129,21 +177,35 @@ struct EntityTable: Sendable {
         case nil:
             return nil
         case .arena(let entry):
-            return arena.bytes.withUnsafeBytes { bytes in
-                body(entry.version, UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
-            }
+            return arenaValues(entry) { body(entry.version, $0) }
         case .snapshot(let number, let slot):
-            // A block that cannot be read was recorded by the snapshot; the
-            // store refuses saves after it (SnapshotFile.checkReadable).
-            guard let block = snapshot?.block(number) else { return nil }
-            var result: Result?
-            block.withRecords { records in
-                guard let values = records.values(at: slot, key: key) else { return }
-                result = body(version(inBlock: records.versions[slot]), values)
-            }
-            if result == nil { snapshot?.reportMisplaced(key: key, block: number, slot: slot) }
-            return result
+            guard let snapshot else { return nil }
+            return Self.withSnapshotValues(snapshot, block: number, slot: slot, key: key, body)
         }
+    }
+
+    /// The encoded values `entry` places in the arena, for `body` to read.
+    private func arenaValues<Result>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        arena.bytes.withUnsafeBytes { bytes in
+            body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+        }
+    }
+
+    /// The version and encoded values of the record with `key` at `slot` of
+    /// block `number` of `snapshot`, for `body` to read; nil when the block
+    /// cannot be read, or does not hold the key there.
+    private static func withSnapshotValues<Result>(_ snapshot: SnapshotFile, block number: Int, slot: Int, key: UInt64,
+                                                   _ body: (_ version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Result) -> Result? {
+        // A block that cannot be read was recorded by the snapshot; the
+        // store refuses saves after it (SnapshotFile.checkReadable).
+        guard let block = snapshot.block(number) else { return nil }
+        var result: Result?
+        block.withRecords { records in
+            guard let values = records.values(at: slot, key: key) else { return }
+            result = body(version(inBlock: records.versions[slot], of: snapshot), values)
+        }
+        if result == nil { snapshot.reportMisplaced(key: key, block: number, slot: slot) }
+        return result
     }
 
     /// Calls `body` with each live record's key, version and encoded
@@ -176,7 +238,7 @@ struct EntityTable: Sendable {
                         }
                         let slot = firstSlot + index
                         if let values = records.values(at: slot, key: key) {
-                            body(key, version(inBlock: records.versions[slot]), values)
+                            body(key, Self.version(inBlock: records.versions[slot], of: snapshot), values)
                         } else {
                             snapshot?.reportMisplaced(key: key, block: number, slot: slot)
                         }

@@ -323,15 +323,44 @@ public final class Store: Sendable {
         try state.withLock { state throws(LogStoreError) in try state.checkServing() }
     }
 
-    /// The record with `id`; nil when there is none, or when the store no
-    /// longer serves records (``checkServing()``).
+    /// The record with `id`; nil when there is none, when its block cannot
+    /// be read, or when the store no longer serves records
+    /// (``checkServing()``). ``lookup(_:)`` tells these apart.
     func record(_ id: ObjectID) -> Record? {
-        guard id.entityIndex >= 0, id.entityIndex < model.entities.count, case let entity = model.entities[id.entityIndex], entity.name == id.entityName else {
-            return state.withLock { $0.failure == nil ? $0.record(id.entityName, id.key) : nil }
-        }
-        return state.withLock { $0.failure == nil ? $0.withTable(entity.index) { $0.record(id.key) } : nil }
+        if case .found(let record) = lookup(id) { return record }
+        return nil
     }
 
+    /// What looking a record up found.
+    enum RecordLookup {
+        case found(Record)
+        /// No live record has the ID.
+        case absent
+        /// The record exists, but its block could not be read (the failure
+        /// of the snapshot it was found in), or the store no longer serves
+        /// records.
+        case unreadable(LogStoreError)
+    }
+
+    /// The record with `id`, found under the state lock and read after it:
+    /// reading its block may wait for the disk, and a save, or another
+    /// thread's read, must not wait for that. A failed read is reported by
+    /// the snapshot the record was found in, which a compaction finishing
+    /// meanwhile does not change.
+    func lookup(_ id: ObjectID) -> RecordLookup {
+        let index = id.entityIndex >= 0 && id.entityIndex < model.entities.count && model.entities[id.entityIndex].name == id.entityName
+            ? id.entityIndex : model.entities.firstIndex { $0.name == id.entityName }
+        guard let index else { return .absent }
+        let found = state.withLock { state -> Result<EntityTable.FoundRecord?, LogStoreError> in
+            if let failure = state.failure { return .failure(failure) }
+            return .success(state.withTable(index) { $0.find(id.key) })
+        }
+        switch found {
+        case .failure(let failure): return .unreadable(failure)
+        case .success(nil): return .absent
+        case .success(let found?): return found.read()
+        }
+    }
     /// After ``record(_:)`` gave nil for `id`: why, when the record exists
     /// (so its snapshot block failed to read); nil when it does not.
     func readFailure(of id: ObjectID) -> LogStoreError? {

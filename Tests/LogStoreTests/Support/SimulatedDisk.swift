@@ -166,6 +166,12 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         lock.withLock { holds["write"] = (arrived, gate) }
     }
 
+    /// Makes the next read, before it does anything, signal `arrived` and
+    /// wait for `gate`: a test can then act while a reader waits for the disk.
+    func holdNextRead(arrived: DispatchSemaphore, gate: DispatchSemaphore) {
+        lock.withLock { holds["read"] = (arrived, gate) }
+    }
+
     /// Waits at the hold set for the next `call`, if any, taking it.
     fileprivate func waitAtHold(of call: String) {
         guard let hold = lock.withLock({ holds.removeValue(forKey: call) }) else { return }
@@ -518,7 +524,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         }
 
         func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int {
-            try disk.locked { () throws(LogStoreError) -> Int in
+            disk.waitAtHold(of: "read")
+            return try disk.locked { () throws(LogStoreError) -> Int in
                 try checkOpen("read")
                 if let fault = disk.count("read") { throw disk.fail("read", path, fault) }
                 let contents = disk.inodes[inode]!.current

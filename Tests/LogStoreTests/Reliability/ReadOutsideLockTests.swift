@@ -1,0 +1,112 @@
+// A reader waiting for the disk must not hold the store's lock: a save, or
+// another reader, would wait for its disk read (REVIEW.md's class of "work
+// under a shared lock"; issue 24's one writer beside four readers).
+
+import Foundation
+import Testing
+@testable import LogStore
+
+@Suite("Reads wait for the disk outside the store's lock")
+struct ReadOutsideLockTests {
+    static let model = try! Model {
+        Entity("Item") {
+            Attribute("name", .string)
+            Attribute("count", .int64)
+        }
+    }
+
+    static let path = "/store.logstore"
+    /// A cache of one block of small blocks, so that reading item 1 after
+    /// item 40 reads its block from the disk.
+    static let options = JournalOptions(compaction: .manual, snapshotBlockSize: 128, blockCacheCapacity: 1)
+
+    /// Items 1 to 40 in a snapshot of small blocks, on a simulated disk.
+    static func compactedStore() throws -> (SimulatedDisk, Store) {
+        let disk = SimulatedDisk()
+        let store = try Store(journal: Journal(path: path, options: options, fileSystem: disk), model: model)
+        let filling = store.newContext()
+        for number in 1...40 {
+            let item = try filling.insert("Item")
+            item["name"] = "item \(number)"
+            item["count"] = Int64(number)
+        }
+        try filling.save()
+        _ = try store.compact()
+        return (disk, store)
+    }
+
+    @Test("A record read that waits for its block lets a save and another lookup through, and then reads the record")
+    func saveWhileAReadWaits() throws {
+        let (disk, store) = try Self.compactedStore()
+        defer { store.close() }
+        // Item 40's block is the one cached; item 1's is on the disk.
+        #expect(store.record(store.id("Item", 40))?.values[1] == .int64(40))
+
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        disk.holdNextRead(arrived: arrived, gate: gate)
+        let read = Protected<Record?>(nil)
+        let readDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            read.withLock { $0 = store.record(store.id("Item", 1)) }
+            readDone.signal()
+        }
+        #expect(arrived.wait(timeout: .now() + 30) == .success, "the read of item 1's block never reached the disk")
+
+        // While that read waits: a save, and a lookup of a record changed
+        // since the snapshot (no disk read), each need the store's lock.
+        let othersDone = DispatchSemaphore(value: 0)
+        let saved = Protected<Bool>(false)
+        Thread.detachNewThread {
+            let context = store.newContext()
+            let added = (try? context.insert("Item")).map { item in
+                item["name"] = "added"
+                item["count"] = Int64(41)
+                return (try? context.save()) != nil
+            } ?? false
+            saved.withLock { $0 = added && store.record(store.id("Item", 41))?.values[1] == .int64(41) }
+            othersDone.signal()
+        }
+        let finished = othersDone.wait(timeout: .now() + 30) == .success
+        #expect(finished, "a save and a lookup waited for another thread's disk read")
+        gate.signal()
+        if !finished { #expect(othersDone.wait(timeout: .now() + 30) == .success) }
+        #expect(readDone.wait(timeout: .now() + 30) == .success)
+        #expect(saved.withLock { $0 })
+        #expect(read.withLock { $0 }?.values == [.string("item 1"), .int64(1)])
+    }
+
+    @Test("A read that fails after a compaction replaced the snapshot it was found in reports the failure, not a deleted record")
+    func failureAcrossACompaction() throws {
+        let (disk, store) = try Self.compactedStore()
+        defer { store.close() }
+        #expect(store.record(store.id("Item", 40)) != nil)
+
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        disk.holdNextRead(arrived: arrived, gate: gate)
+        let outcome = Protected<Result<Int64?, LogStoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let context = store.newContext()
+            let result = Result { () throws(LogStoreError) in
+                try context.existingObject(with: store.id("Item", 1)).value(forKey: "count") as? Int64
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        #expect(arrived.wait(timeout: .now() + 30) == .success, "the read of item 1's block never reached the disk")
+        // While that read waits: a compaction puts the records in a new
+        // snapshot, and then the waiting read fails.
+        _ = try store.compact()
+        disk.arm(failing: 1, of: "read")
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        disk.arm()
+        switch outcome.withLock({ $0 }) {
+        case .failure(let error)?: #expect(error.kind != .objectNotFound, "\(error.message)")
+        case .success(let count)?: Issue.record("the read succeeded (count \(String(describing: count))) though the disk failed it")
+        case nil: Issue.record("the read did not finish")
+        }
+        // The record is there: read again, it is found.
+        #expect(store.record(store.id("Item", 1))?.values[1] == .int64(1))
+    }
+}
