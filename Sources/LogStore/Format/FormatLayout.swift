@@ -81,5 +81,5 @@ enum SnapshotLayout {
     /// The raw size a block is filled to before it is compressed and
     /// written (a record is never split, so a block can exceed it by one
     /// record).
-    static let defaultBlockSize = 64 << 10
+    static let defaultBlockSize = JournalOptions.defaultSnapshotBlockSize
 }

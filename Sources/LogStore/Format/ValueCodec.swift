@@ -98,13 +98,9 @@ extension ByteReader {
         case .false: return .bool(false)
         case .true: return .bool(true)
         case .int16:
-            let number = try readSignedVarint()
-            guard let narrow = Int16(exactly: number) else { throw DecodeFailure("Int16 value out of range at byte \(position)") }
-            return .int16(narrow)
+            return .int16(try readNarrow(Int16.self))
         case .int32:
-            let number = try readSignedVarint()
-            guard let narrow = Int32(exactly: number) else { throw DecodeFailure("Int32 value out of range at byte \(position)") }
-            return .int32(narrow)
+            return .int32(try readNarrow(Int32.self))
         case .int64:
             return .int64(try readSignedVarint())
         case .float:
@@ -140,29 +136,83 @@ extension ByteReader {
         }
     }
 
+    /// A signed varint that must fit in `Narrow`: an `int16` or `int32`
+    /// value's bytes after its type code.
+    @inline(__always)
+    private mutating func readNarrow<Narrow: FixedWidthInteger & SignedInteger>(_: Narrow.Type) throws(DecodeFailure) -> Narrow {
+        let number = try readSignedVarint()
+        guard let narrow = Narrow(exactly: number) else { throw DecodeFailure("\(Narrow.self) value out of range at byte \(position)") }
+        return narrow
+    }
+
     /// Checks the next value as ``readValue()`` would and moves past it,
-    /// without copying out data or lists; `checkReference` sees each ID a
-    /// value refers to.
+    /// without copying out strings, data or lists; `checkReference` sees
+    /// each ID a value refers to.
+    @inline(__always)
     mutating func skipValue(checkingReferences checkReference: (RecordID) throws(DecodeFailure) -> Void) throws(DecodeFailure) {
-        switch ValueTypeCode(rawValue: try peekByte()) {
-        case .data:
+        try skipValue(checking: true, checkReference)
+    }
+
+    /// Skips a value written by this codec, without checking strings: for
+    /// bytes LogStore wrote to memory itself, never for bytes read from a
+    /// file. Lands where ``readValue(trusted:)`` would.
+    @inline(__always)
+    mutating func skipTrustedValue() throws(DecodeFailure) {
+        try skipValue(checking: false) { _ throws(DecodeFailure) in }
+    }
+
+    /// Moves past the next value, where ``readValue(trusted:)`` would land;
+    /// `checking` (bytes from a file) fails where it would fail, without
+    /// building the value, while bytes LogStore wrote itself skip the
+    /// checks of ranges, UTF-8 and decimal text.
+    @inline(__always)
+    private mutating func skipValue(checking: Bool, _ checkReference: (RecordID) throws(DecodeFailure) -> Void) throws(DecodeFailure) {
+        switch try peekByte() {
+        case ValueTypeCode.null.rawValue, ValueTypeCode.false.rawValue, ValueTypeCode.true.rawValue:
             _ = try readByte()
-            _ = try readLengthPrefixed()
-        case .reference:
+        case ValueTypeCode.int16.rawValue:
+            _ = try readByte()
+            if checking { _ = try readNarrow(Int16.self) } else { _ = try readVarint() }
+        case ValueTypeCode.int32.rawValue:
+            _ = try readByte()
+            if checking { _ = try readNarrow(Int32.self) } else { _ = try readVarint() }
+        case ValueTypeCode.int64.rawValue:
+            _ = try readByte()
+            _ = try readVarint()
+        case ValueTypeCode.float.rawValue:
+            _ = try readByte()
+            try skip(MemoryLayout<UInt32>.size)
+        case ValueTypeCode.double.rawValue, ValueTypeCode.date.rawValue:
+            _ = try readByte()
+            try skip(MemoryLayout<UInt64>.size)
+        case ValueTypeCode.uuid.rawValue:
+            _ = try readByte()
+            try skip(16)
+        case ValueTypeCode.string.rawValue:
+            _ = try readByte()
+            if checking { _ = try readUTF8() } else { try skip(try readCount()) }
+        case ValueTypeCode.data.rawValue:
+            _ = try readByte()
+            try skip(try readCount())
+        case ValueTypeCode.decimal.rawValue where !checking:
+            _ = try readByte()
+            try skip(try readCount())
+        case ValueTypeCode.reference.rawValue:
             _ = try readByte()
             try checkReference(try readRecordID())
-        case .references:
+        case ValueTypeCode.references.rawValue:
             _ = try readByte()
             let count = try readCount(minimumItemSize: 2)
             for _ in 0..<count { try checkReference(try readRecordID()) }
         default:
-            // Small values cost nothing to build; reading them checks them.
-            _ = try readValue()
+            // A decimal's text is checked by parsing it, and an unknown type
+            // code fails as it does there.
+            _ = try readValue(trusted: !checking)
         }
     }
 
-    // The two reads below dispatch on the type code's byte: making the
-    // enum case first was a call per value, and a scan makes them for
+    // The skips and reads below dispatch on the type code's byte: making
+    // the enum case first was a call per value, and a scan makes them for
     // every value before the one it tests.
 
     /// The value at the reader as an integer, when it is an `int16`,
@@ -176,34 +226,6 @@ extension ByteReader {
             return try readSignedVarint()
         default:
             return nil
-        }
-    }
-
-    /// Skips a value written by this codec, without checking strings: for
-    /// bytes LogStore wrote to memory itself, never for bytes read from a
-    /// file. Lands where ``readValue(trusted:)`` would.
-    @inline(__always)
-    mutating func skipTrustedValue() throws(DecodeFailure) {
-        switch try peekByte() {
-        case ValueTypeCode.null.rawValue, ValueTypeCode.false.rawValue, ValueTypeCode.true.rawValue:
-            _ = try readByte()
-        case ValueTypeCode.int16.rawValue, ValueTypeCode.int32.rawValue, ValueTypeCode.int64.rawValue:
-            _ = try readByte()
-            _ = try readVarint()
-        case ValueTypeCode.float.rawValue:
-            _ = try readByte()
-            try skip(MemoryLayout<UInt32>.size)
-        case ValueTypeCode.double.rawValue, ValueTypeCode.date.rawValue:
-            _ = try readByte()
-            try skip(MemoryLayout<UInt64>.size)
-        case ValueTypeCode.uuid.rawValue:
-            _ = try readByte()
-            try skip(16)
-        case ValueTypeCode.string.rawValue, ValueTypeCode.data.rawValue, ValueTypeCode.decimal.rawValue:
-            _ = try readByte()
-            try skip(try readCount())
-        default:
-            _ = try readValue(trusted: true)
         }
     }
 

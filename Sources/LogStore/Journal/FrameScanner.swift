@@ -407,22 +407,44 @@ extension FrameScanner {
     ///
     /// Returns the header and the stored payload, or why the bytes there are
     /// not a valid frame ending by `limit`; throws only when reading fails.
-    static func readFrame(in file: any FileIO, at offset: UInt64, limit: UInt64) throws(LogStoreError) -> Result<(FrameHeader, [UInt8]), DecodeFailure> {
+    /// With `filling`, the frame must end exactly at `limit`, as a handle
+    /// that gives its size says, and is read in one call: a cold read then
+    /// asks the disk for the frame's bytes at once, and the kernel sizes its
+    /// read-ahead to them instead of to a 40-byte header.
+    static func readFrame(in file: any FileIO, at offset: UInt64, limit: UInt64, filling: Bool = false) throws(LogStoreError) -> Result<(FrameHeader, [UInt8]), DecodeFailure> {
         guard offset >= UInt64(FileLayout.headerSize), offset <= limit, limit - offset >= UInt64(FrameLayout.headerSize) else {
             return .failure(DecodeFailure("no frame fits at offset \(offset) (the region ends at \(limit))"))
         }
-        let head = try file.read(count: FrameLayout.headerSize, at: offset)
-        guard head.count == FrameLayout.headerSize else { return .failure(DecodeFailure("the file ends inside the frame header")) }
+        let headerSize = FrameLayout.headerSize
+        let whole: [UInt8]?
+        if filling {
+            guard limit - offset <= UInt64(headerSize + FrameLayout.maxPayloadSize) else {
+                return .failure(DecodeFailure("\(limit - offset) bytes is larger than any frame"))
+            }
+            let bytes = try file.read(count: Int(limit - offset), at: offset)
+            guard bytes.count == Int(limit - offset) else { return .failure(DecodeFailure("the file ends inside the frame")) }
+            whole = bytes
+        } else {
+            whole = nil
+        }
+        let head: [UInt8]
+        if let whole { head = Array(whole[..<headerSize]) } else { head = try file.read(count: headerSize, at: offset) }
+        guard head.count == headerSize else { return .failure(DecodeFailure("the file ends inside the frame header")) }
         let storedSize: UInt32
         switch head.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) {
         case .success(let size): storedSize = size
         case .failure(.badMagic): return .failure(DecodeFailure("no frame magic \"LSFR\" at offset \(offset)"))
         case .failure(.impossibleSize(let reason)), .failure(.unknownField(let reason)): return .failure(DecodeFailure("the frame \(reason)"))
         }
-        guard UInt64(storedSize) <= limit - offset - UInt64(FrameLayout.headerSize) else {
+        let region = limit - offset - UInt64(headerSize)
+        guard UInt64(storedSize) <= region else {
             return .failure(DecodeFailure("the frame declares \(storedSize) bytes of payload, past the end of its region"))
         }
-        let payload = try file.read(count: Int(storedSize), at: offset + UInt64(FrameLayout.headerSize))
+        guard !filling || UInt64(storedSize) == region else {
+            return .failure(DecodeFailure("the frame declares \(storedSize) bytes of payload where \(region) were expected"))
+        }
+        let payload: [UInt8]
+        if let whole { payload = Array(whole[headerSize...]) } else { payload = try file.read(count: Int(storedSize), at: offset + UInt64(headerSize)) }
         guard payload.count == Int(storedSize) else { return .failure(DecodeFailure("the file ends inside the frame's payload")) }
         let matches = head.withUnsafeBytes { header in payload.withUnsafeBytes { FrameHeader.checksumMatches(header: header, payload: $0) } }
         guard matches else { return .failure(DecodeFailure("the frame fails its checksum")) }

@@ -56,9 +56,13 @@ public struct JournalOptions: Sendable, Hashable {
     public var compression: Compression
     /// When a store compacts its journal by itself; see ``CompactionPolicy``.
     public var compaction: CompactionPolicy
-    /// The raw size of a snapshot block: larger blocks compress better,
-    /// smaller ones make reading one record cheaper. 64 KiB by default.
+    /// The raw size of a snapshot block: larger blocks compress better and
+    /// cost less memory per record once open, smaller ones make reading one
+    /// record from the disk cheaper, since a block is read and checked
+    /// whole. ``defaultSnapshotBlockSize`` unless set.
     public var snapshotBlockSize: Int
+    /// 16 KiB: BENCHMARKS.md (issue 24) compares 4, 16 and 64 KiB.
+    public static let defaultSnapshotBlockSize = 16 << 10
     /// The most memory, in bytes, that decoded snapshot blocks may take;
     /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
     public var blockCacheCapacity: Int?
@@ -72,7 +76,7 @@ public struct JournalOptions: Sendable, Hashable {
         access: Access = .readWrite, durability: Durability = .fsyncEveryCommit,
         createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600,
         compression: Compression = .lz4, compaction: CompactionPolicy = .automatic(),
-        snapshotBlockSize: Int = 64 << 10, blockCacheCapacity: Int? = nil
+        snapshotBlockSize: Int = defaultSnapshotBlockSize, blockCacheCapacity: Int? = nil
     ) {
         self.access = access
         self.durability = durability

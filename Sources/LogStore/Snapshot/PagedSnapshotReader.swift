@@ -163,7 +163,7 @@ struct PagedSnapshotReader {
         guard handle.offset >= region.lowerBound, handle.offset <= region.upperBound, handle.frameSize <= region.upperBound - handle.offset else {
             throw damaged(what, at: handle.offset, "it is named outside \(region.lowerBound) ..< \(region.upperBound), where it must lie")
         }
-        return try SnapshotFile.readPayload(of: kind, in: file, at: handle.offset, limit: handle.offset + handle.frameSize, damaged: { damaged(what, at: handle.offset, $0) }) { header in
+        return try SnapshotFile.readPayload(of: kind, in: file, at: handle.offset, limit: handle.offset + handle.frameSize, filling: true, damaged: { damaged(what, at: handle.offset, $0) }) { header in
             let named = header.storedSize == handle.storedSize && header.rawSize == handle.rawSize && header.checksum == handle.checksum
                 && sequence.map({ $0 == header.sequence }) ?? true
             return named ? nil : "it is not the \(kind) frame its handle names"

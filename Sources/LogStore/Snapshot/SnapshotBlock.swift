@@ -35,10 +35,19 @@ final class SnapshotBlock: CachedBlock {
     /// `slotCounts` nil takes the slot counts from it (a rebuild of the index).
     /// A block of a paged snapshot (`paged`, FORMAT.md §13.5) gives each
     /// record's length plus one, 0 marking a tombstone, and may repeat a key
-    /// for its older versions, newest first.
-    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false) throws(DecodeFailure) {
+    /// for its older versions, newest first. `expectedCount`, the records
+    /// a directory lists in the block, only sizes the arrays up front.
+    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0) throws(DecodeFailure) {
         var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
         var starts: [Int] = [], ends: [Int] = []
+        // A record takes at least four bytes, so a crafted count reserves
+        // no more than the block's bytes could hold.
+        let capacity = min(max(expectedCount, 0), raw.count / 4)
+        entities.reserveCapacity(capacity)
+        keys.reserveCapacity(capacity)
+        versions.reserveCapacity(capacity)
+        starts.reserveCapacity(capacity)
+        ends.reserveCapacity(capacity)
         var context: BlockContext?
         try raw.withBytes { (buffer) throws(DecodeFailure) in
             var reader = ByteReader(buffer)
@@ -82,7 +91,7 @@ final class SnapshotBlock: CachedBlock {
                 var valueReader = ByteReader(values)
                 var slots = 0
                 while !valueReader.isAtEnd {
-                    _ = try valueReader.readValue()
+                    try valueReader.skipValue { _ throws(DecodeFailure) in }
                     slots += 1
                 }
                 guard slots == slotCounts[entity] else {

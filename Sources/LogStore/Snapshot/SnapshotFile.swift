@@ -176,13 +176,14 @@ final class SnapshotFile: Sendable {
         LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset, frameNumber: number)
     }
 
-    /// The payload of the frame at `offset`, which must end by `limit`, be
+    /// The payload of the frame at `offset`, which must end by `limit` (at
+    /// it, `filling`, when a handle gives the frame's size), be
     /// valid (§3), of `kind`, and pass `check` (a reason to refuse it, or
     /// nil), decompressed, with its header. Whatever is wrong is thrown as
     /// `damaged(reason)`, which names the frame as its reader knows it.
-    static func readPayload(of kind: FrameKind, in file: any FileIO, at offset: UInt64, limit: UInt64, damaged: (String) -> LogStoreError, check: (FrameHeader) -> String? = { _ in nil }) throws(LogStoreError) -> ([UInt8], FrameHeader) {
+    static func readPayload(of kind: FrameKind, in file: any FileIO, at offset: UInt64, limit: UInt64, filling: Bool = false, damaged: (String) -> LogStoreError, check: (FrameHeader) -> String? = { _ in nil }) throws(LogStoreError) -> ([UInt8], FrameHeader) {
         let (header, stored): (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: offset, limit: limit) {
+        switch try FrameScanner.readFrame(in: file, at: offset, limit: limit, filling: filling) {
         case .success(let frame): (header, stored) = frame
         case .failure(let failure): throw damaged(failure.reason)
         }
@@ -260,7 +261,7 @@ final class SnapshotFile: Sendable {
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
         guard !overflow else { throw damaged("it is said to lie past the largest offset a file can have") }
         let frame: (FrameHeader, [UInt8])
-        switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: end) {
+        switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: end, filling: true) {
         case .success(let read): frame = read
         case .failure(let failure): throw damaged(failure.reason)
         }
@@ -268,7 +269,7 @@ final class SnapshotFile: Sendable {
             throw damaged("it is not the block the directory lists there")
         }
         do throws(DecodeFailure) {
-            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged)
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged, expectedCount: entry.recordCount)
             if let context, block.context.map(context.agrees) != true {
                 throw DecodeFailure("the context it starts with is not what the index says")
             }

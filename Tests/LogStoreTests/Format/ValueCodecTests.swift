@@ -194,6 +194,8 @@ struct ValueCodecTests {
             ("int32 2^31", [ValueTypeCode.int32.rawValue, 0x80, 0x80, 0x80, 0x80, 0x10]),
             ("string of invalid UTF-8", [ValueTypeCode.string.rawValue, 2, 0xC3, 0x28]),
             ("string of a lone surrogate", [ValueTypeCode.string.rawValue, 3, 0xED, 0xA0, 0x80]),
+            ("string of invalid UTF-8 after eight ASCII bytes", [ValueTypeCode.string.rawValue, 10] + Array("abcdefgh".utf8) + [0xC3, 0x28]),
+            ("string of invalid UTF-8 in a second word", [ValueTypeCode.string.rawValue, 16] + Array("abcdefgh".utf8) + [0x61, 0x62, 0x63, 0xFF, 0x61, 0x62, 0x63, 0x64]),
             ("string longer than the bytes", [ValueTypeCode.string.rawValue, 5, 0x61]),
             ("data longer than the bytes", [ValueTypeCode.data.rawValue, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0]),
             ("uuid cut short", [ValueTypeCode.uuid.rawValue] + Array(repeating: 1, count: 15)),
@@ -210,6 +212,52 @@ struct ValueCodecTests {
         }
     }
 
+    @Test("Checking a value without building it accepts and rejects exactly what reading it does, and lands where the read does, on arbitrary bytes")
+    func checkedSkipAgreesWithReadValue() {
+        var random = SystemRandomNumberGenerator()
+        let codes = (0...16).map(UInt8.init) + [255]
+        for round in 0..<20_000 {
+            // A type code, then bytes that are sometimes a value's and
+            // often not: short, long, high bits, lengths past the end.
+            var bytes = [codes.randomElement(using: &random)!]
+            for _ in 0..<Int.random(in: 0...20, using: &random) {
+                bytes.append(Bool.random(using: &random) ? UInt8.random(in: 0..<0x80, using: &random) : UInt8.random(in: 0...255, using: &random))
+            }
+            let (read, skipped) = bytes.withUnsafeBytes { raw in
+                var reading = ByteReader(raw), skipping = ByteReader(raw)
+                let read = (try? reading.readValue()).map { _ in reading.position }
+                let skipped = (try? skipping.skipValue { _ in }).map { skipping.position }
+                return (read, skipped)
+            }
+            #expect(read == skipped, "round \(round): \(bytes)")
+        }
+    }
+
+    @Test("The UTF-8 check strings pass accepts exactly what the standard library validates, ASCII or not, at any length and offset")
+    func utf8CheckAgreesWithTheStandardLibrary() {
+        var random = SystemRandomNumberGenerator()
+        let alphabet: [[UInt8]] = [Array("a".utf8), Array("é".utf8), Array("€".utf8), Array("😀".utf8), [0x80], [0xC3], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF]]
+        for round in 0..<4_000 {
+            // Mostly ASCII, so that the word-at-a-time path meets a bad or
+            // multi-byte sequence at every position.
+            var bytes: [UInt8] = []
+            let length = Int.random(in: 0...40, using: &random)
+            for _ in 0..<length {
+                bytes += Int.random(in: 0..<4, using: &random) == 0 ? alphabet.randomElement(using: &random)! : [UInt8.random(in: 0x20..<0x7F, using: &random)]
+            }
+            let expected = String(validating: bytes, as: UTF8.self) != nil
+            let checked = bytes.withUnsafeBytes { ByteReader.isValidUTF8($0) }
+            #expect(checked == expected, "round \(round): \(bytes)")
+            var encoded = ByteWriter()
+            bytes.withUnsafeBytes { encoded.appendLengthPrefixed($0) }
+            let skipped = encoded.bytes.withUnsafeBytes { raw in
+                var reader = ByteReader(raw)
+                return (try? reader.readUTF8()) != nil
+            }
+            #expect(skipped == expected, "round \(round), read with its length: \(bytes)")
+        }
+    }
+
     @Test("The reads a scan makes of LogStore's own bytes agree with readValue: a skip lands where it does, an integer is its number")
     func trustedReadsAgreeWithReadValue() throws {
         let decimal = ("decimal 12.5", StoredValue.decimal(Decimal(string: "12.5")!))
@@ -219,10 +267,12 @@ struct ValueCodecTests {
             // A value after it, which the reads must leave unread.
             writer.append(StoredValue.int32(7))
             try writer.bytes.withBytes { (raw) throws(DecodeFailure) in
-                var decoding = ByteReader(raw), skipping = ByteReader(raw), integer = ByteReader(raw)
+                var decoding = ByteReader(raw), skipping = ByteReader(raw), integer = ByteReader(raw), checking = ByteReader(raw)
                 let decoded = try decoding.readValue(trusted: true)
                 try skipping.skipTrustedValue()
                 #expect(skipping.position == decoding.position, "\(label)")
+                try checking.skipValue { _ in }
+                #expect(checking.position == decoding.position, "\(label), checked")
                 let number = try integer.readTrustedInteger()
                 switch decoded {
                 case .int16, .int32, .int64: #expect(number != nil && number == decoded.integer, "\(label)")
