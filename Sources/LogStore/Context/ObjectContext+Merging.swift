@@ -17,7 +17,14 @@ extension ObjectContext {
             let id = store.id(conflict.record)
             switch conflict.reason {
             case .changed:
-                guard let object = registered[id], let record = store.record(id) else { continue }
+                guard let object = registered[id] else { continue }
+                let record: Record
+                switch store.lookup(id) {
+                case .found(let found): record = found
+                // Deleted since: the next attempt sees the delete.
+                case .absent: continue
+                case .unreadable(let failure): throw failure
+                }
                 if mergePolicy == .rollback {
                     revert(object, slots: Array(object.changedSlots), to: record)
                     discardChanges(object)

@@ -18,9 +18,15 @@ extension ObjectContext {
     private func committedLink(of object: ManagedObject, relationship: ResolvedRelationship, slot: Int) -> Link {
         var ids: [ObjectID] = []
         if relationship.isStored {
-            if let record = store.record(object.objectID) {
-                ids = CommittedState.targets(record.values[slot]).map { store.id(relationship.destination, $0) }
+            let targets: StoredValue? = switch store.lookup(object.objectID) {
+            case .found(let record): record.values[slot]
+            case .absent: nil
+            // The record is there but cannot be read now: the link as the
+            // object loaded it, never an empty one that a save would write
+            // back over the stored targets.
+            case .unreadable: slot < object.committedStored.count ? object.committedStored[slot] : nil
             }
+            ids = targets.map { CommittedState.targets($0).map { store.id(relationship.destination, $0) } } ?? []
         } else if let destination = store.model.entitiesByName[relationship.destination] {
             let inverseSlot = destination.attributes.count + relationship.inverseIndex
             ids = store.pointers(from: destination.name, slot: inverseSlot, to: object.recordKey).sorted().map { store.id(destination.name, $0) }

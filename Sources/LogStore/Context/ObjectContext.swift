@@ -307,8 +307,13 @@ public final class ObjectContext {
     func fulfill(_ object: ManagedObject, from record: Record? = nil) {
         guard object.isFault else { return }
         let entity = object.entity
-        guard let record = record ?? store.record(object.objectID) else {
-            // Deleted by another save: reads and writes throw from now on.
+        object.readFailure = nil
+        let lookup = record.map(Store.RecordLookup.found) ?? store.lookup(object.objectID)
+        guard case .found(let record) = lookup else {
+            // Deleted by another save, or unreadable (the failure kept as
+            // the snapshot it was found in gave it, whatever a compaction
+            // did since): reads and writes throw from now on.
+            if case .unreadable(let failure) = lookup { object.readFailure = failure }
             object.life.load(found: false)
             object.stored = Array(repeating: .null, count: entity.attributes.count)
             object.committedStored = object.stored

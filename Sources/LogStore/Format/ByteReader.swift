@@ -124,6 +124,7 @@ struct ByteReader {
         return next - position
     }
 
+    @inline(__always)
     mutating func readBytes(count: Int) throws(DecodeFailure) -> UnsafeRawBufferPointer {
         guard count >= 0, remaining >= count else { throw pastTheEnd(count) }
         defer { position += count }
@@ -135,6 +136,7 @@ struct ByteReader {
         DecodeFailure("length \(count) at byte \(position) exceeds the \(remaining) bytes left")
     }
 
+    @inline(__always)
     mutating func readLengthPrefixed() throws(DecodeFailure) -> UnsafeRawBufferPointer {
         try readBytes(count: try readCount())
     }

@@ -14,7 +14,7 @@ extension SnapshotFile {
     /// its handle, its checksum and the key directory (``readBlock(_:)``),
     /// as FORMAT.md §13.6 has it: open reads the index blocks only, and a
     /// read that needs a damaged block throws (FetchExecution, and
-    /// ``Store/readFailure(of:)``). A salvage, a recover and a compaction's
+    /// ``Store/lookup(_:)``). A salvage, a recover and a compaction's
     /// read-back check every frame.
     ///
     /// The store's state is built from it as from an index frame: the key

@@ -361,22 +361,6 @@ public final class Store: Sendable {
         case .success(let found?): return found.read()
         }
     }
-    /// After ``record(_:)`` gave nil for `id`: why, when the record exists
-    /// (so its snapshot block failed to read); nil when it does not.
-    func readFailure(of id: ObjectID) -> LogStoreError? {
-        guard id.entityIndex >= 0, id.entityIndex < model.entities.count else { return nil }
-        return state.withLock { state -> LogStoreError? in
-            let table = state.tables[id.entityIndex]
-            guard table.contains(id.key) else { return nil }
-            do throws(LogStoreError) {
-                try table.snapshot?.checkReadable()
-                return nil
-            } catch {
-                return error
-            }
-        }
-    }
-
     /// Starts loading where the record of `id` is into the cache: a context
     /// making a fault calls it, so that the miss overlaps making the object.
     func prefetchRecord(_ id: ObjectID) {

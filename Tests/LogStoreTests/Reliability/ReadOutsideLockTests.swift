@@ -59,8 +59,9 @@ struct ReadOutsideLockTests {
         #expect(read.withLock { $0 }?.values == [.string("item 1"), .int64(1)])
     }
 
-    @Test("A read that fails after a compaction replaced the snapshot it was found in reports the failure, not a deleted record")
-    func failureAcrossACompaction() throws {
+    @Test("A read that fails after a compaction replaced the snapshot it was found in reports the failure, not a deleted record: by existingObject, and by a fault's first property read",
+          arguments: [false, true])
+    func failureAcrossACompaction(firingAFault: Bool) throws {
         let (disk, store) = try Self.compactedStore()
         defer { store.close() }
         #expect(store.record(store.id("Item", 40)) != nil)
@@ -72,7 +73,10 @@ struct ReadOutsideLockTests {
         Thread.detachNewThread {
             let context = store.newContext()
             let result = Result { () throws(LogStoreError) in
-                try context.existingObject(with: store.id("Item", 1)).value(forKey: "count") as? Int64
+                // object(with:) makes a fault without reading the record;
+                // its first property read does.
+                let item = firingAFault ? try context.object(with: store.id("Item", 1)) : try context.existingObject(with: store.id("Item", 1))
+                return try item.value(forKey: "count") as? Int64
             }
             outcome.withLock { $0 = result }
             done.signal()
