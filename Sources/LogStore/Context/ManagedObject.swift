@@ -68,9 +68,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     @exclusivity(unchecked) var changedSlots = SlotSet()
     /// The record's version when loaded; nil for an object not yet saved.
     @exclusivity(unchecked) var version: UInt64?
-    /// Why its record could not be read when it was last loaded: then it is
-    /// ``LifeCycle/gone`` without having been deleted, until a refresh.
-    @exclusivity(unchecked) var readFailure: LogStoreError?
     /// Where the object stands (``LifeCycle``).
     @exclusivity(unchecked) var life = LifeCycle.fault
     /// Whether its values are still to be loaded from the store.
@@ -310,7 +307,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
             return failure
         }
         // Not deleted: its snapshot block could not be read.
-        if let readFailure { return readFailure }
+        if let failure = managedObjectContext?.unreadable[objectID] { return failure }
         return LogStoreError(.objectNotFound, "\(entity.name) \(objectID) was deleted by another save\(key.map { ", so \($0) cannot be read or written" } ?? ""); fetch again, or merge that save's changes into this context", entity: entity.name, attribute: key)
     }
 

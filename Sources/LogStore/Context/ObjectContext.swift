@@ -25,6 +25,11 @@ public final class ObjectContext {
     /// a bulk insert should not pay for hashing every ID twice.
     @exclusivity(unchecked) var inserted: [ManagedObject] = []
     var deletedObjects: [ObjectID: ManagedObject] = [:]
+    /// Why the records of these objects could not be read when they were
+    /// last loaded: each is ``LifeCycle/gone`` without having been deleted,
+    /// until it is loaded again. Kept here, not in every object: an error
+    /// is a few hundred bytes, and it is rare.
+    var unreadable: [ObjectID: LogStoreError] = [:]
     /// Saved objects changed since the last save, each once (``ManagedObject/isTracked``).
     @exclusivity(unchecked) var changed: [ManagedObject] = []
     /// Errors from subscript writes, which cannot throw, by object and key;
@@ -234,6 +239,7 @@ public final class ObjectContext {
         // (never a second instance for the same ID beside a new one).
         for object in registered.objects { object.life.invalidate() }
         registered = IdentityMap()
+        unreadable = [:]
     }
 
     // MARK: - Internals used by ManagedObject
@@ -307,13 +313,13 @@ public final class ObjectContext {
     func fulfill(_ object: ManagedObject, from record: Record? = nil) {
         guard object.isFault else { return }
         let entity = object.entity
-        object.readFailure = nil
+        if !unreadable.isEmpty { unreadable[object.objectID] = nil }
         let lookup = record.map(Store.RecordLookup.found) ?? store.lookup(object.objectID)
         guard case .found(let record) = lookup else {
             // Deleted by another save, or unreadable (the failure kept as
             // the snapshot it was found in gave it, whatever a compaction
             // did since): reads and writes throw from now on.
-            if case .unreadable(let failure) = lookup { object.readFailure = failure }
+            if case .unreadable(let failure) = lookup { unreadable[object.objectID] = failure }
             object.life.load(found: false)
             object.stored = Array(repeating: .null, count: entity.attributes.count)
             object.committedStored = object.stored
