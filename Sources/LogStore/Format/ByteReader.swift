@@ -151,36 +151,51 @@ struct ByteReader {
     }
 
     mutating func readString() throws(DecodeFailure) -> String {
-        let raw = try readUTF8()
-        return String(decoding: raw, as: UTF8.self)
+        let raw = try readLengthPrefixed()
+        guard let string = Self.decodedIfValid(raw) else { throw notUTF8() }
+        return string
     }
 
     /// The bytes of a length-prefixed string, checked to be valid UTF-8 as
     /// ``readString()`` checks them, without building the string.
     mutating func readUTF8() throws(DecodeFailure) -> UnsafeRawBufferPointer {
         let raw = try readLengthPrefixed()
-        guard Self.isValidUTF8(raw) else {
-            throw DecodeFailure("string ending at byte \(position) is not valid UTF-8")
-        }
+        guard Self.isValidUTF8(raw) else { throw notUTF8() }
         return raw
+    }
+
+    @inline(never)
+    private func notUTF8() -> DecodeFailure {
+        DecodeFailure("string ending at byte \(position) is not valid UTF-8")
     }
 
     /// Whether `raw` is valid UTF-8: the one rule for every string read
     /// from a file.
     static func isValidUTF8(_ raw: UnsafeRawBufferPointer) -> Bool {
-        guard let base = raw.baseAddress, !raw.isEmpty else { return true }
-        // Most strings are ASCII, and telling so eight bytes at a time needs
-        // no string: a block's check reads every string in it.
-        var offset = 0
-        while offset + 8 <= raw.count {
-            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { break }
-            offset += 8
-        }
-        if offset + 8 > raw.count, raw[offset...].allSatisfy({ $0 < 0x80 }) { return true }
+        isASCII(raw) || decodedIfValid(raw) != nil
+    }
+
+    /// `raw` as a string when it is valid UTF-8 (``isValidUTF8(_:)``), built
+    /// once.
+    static func decodedIfValid(_ raw: UnsafeRawBufferPointer) -> String? {
+        guard let base = raw.baseAddress, !raw.isEmpty else { return "" }
         // Decoding replaces invalid UTF-8 with U+FFFD, so the bytes come out
         // the same exactly when they were valid. This is twice as fast as
         // `String(validating:as:)`.
         var string = String(decoding: raw, as: UTF8.self)
-        return string.withUTF8 { utf8 in utf8.count == raw.count && memcmp(utf8.baseAddress!, base, raw.count) == 0 }
+        let isValid = string.withUTF8 { utf8 in utf8.count == raw.count && memcmp(utf8.baseAddress!, base, raw.count) == 0 }
+        return isValid ? string : nil
+    }
+
+    /// Whether every byte of `raw` is below 0x80: most strings are, and
+    /// telling so eight bytes at a time needs no string (a block's check
+    /// reads every string in it).
+    private static func isASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset + 8 <= raw.count {
+            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 8
+        }
+        return raw[offset...].allSatisfy { $0 < 0x80 }
     }
 }

@@ -40,9 +40,11 @@ final class SnapshotBlock: CachedBlock {
     init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0) throws(DecodeFailure) {
         var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
         var starts: [Int] = [], ends: [Int] = []
-        // A record takes at least four bytes, so a crafted count reserves
-        // no more than the block's bytes could hold.
-        let capacity = min(max(expectedCount, 0), raw.count / 4)
+        // A record takes at least four bytes, and a block of the default
+        // size holds a few hundred: a crafted count reserves no more than
+        // the block's bytes could hold, nor more than a few thousand
+        // records (more grow as they are read).
+        let capacity = min(max(expectedCount, 0), raw.count / 4, 4_096)
         entities.reserveCapacity(capacity)
         keys.reserveCapacity(capacity)
         versions.reserveCapacity(capacity)
