@@ -11,8 +11,9 @@ enum FileLayout {
     /// snapshot (FORMAT.md §11), version 3 the decimal value type (§5.2),
     /// version 4 the durable distance in transaction frames (§3, §6) and
     /// self-describing snapshot blocks (§11.2), version 5 the paged
-    /// snapshot (§13).
-    static let currentVersion: UInt16 = 5
+    /// snapshot (§13), version 6 runs of keys in a paged table's leaves
+    /// (§13.5).
+    static let currentVersion: UInt16 = 6
     /// The version of every file this code creates empty, and of a
     /// compaction's file written as one index frame: a version 5 file
     /// starts its frames at ``pagedFramesStart``, which only a paged
@@ -38,6 +39,10 @@ enum FileLayout {
     /// The first version whose snapshot is paged (FORMAT.md §13): its
     /// header names a root frame, not an index frame.
     static let pagedSnapshotVersion: UInt16 = 5
+    /// The version a compaction's paged snapshot is written as: the first
+    /// whose tables' leaves may hold runs of keys (FORMAT.md §13.5), which
+    /// a version 5 reader would take for damage.
+    static let pagedWriteVersion: UInt16 = 6
     /// Where a version 2 header keeps the offset of the snapshot index
     /// frame, and a version 5 header the base root's (FORMAT.md §13.2).
     static let snapshotOffsetField = 40

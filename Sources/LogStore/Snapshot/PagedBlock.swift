@@ -90,8 +90,9 @@ struct PagedBlock: Sendable {
 
     // MARK: - Encoding
 
-    /// Its payload (FORMAT.md §13.5) in a table of `type`.
-    func encoded(as type: PagedTableType) -> [UInt8] {
+    /// Its payload (FORMAT.md §13.5) in a table of `type`; without
+    /// `runWords`, as version 5 wrote it, every entry by itself.
+    func encoded(as type: PagedTableType, runWords: Bool = true) -> [UInt8] {
         var writer = ByteWriter(capacity: 256)
         writer.appendVarint(run)
         writer.appendVarint(UInt64(table))
@@ -108,12 +109,7 @@ struct PagedBlock: Sendable {
             var start = 0
             for (group, end) in zip(groups, groupEnds) {
                 Self.appendGroupHead(group, count: end - start, into: &writer)
-                var previous: UInt64?
-                for entry in entries[start..<end] {
-                    let step = previous.map { entry.key - $0 } ?? entry.key
-                    writer.appendVarint(step << Self.stateBits | UInt64(entry.state.rawValue))
-                    previous = entry.key
-                }
+                Self.appendEntries(entries[start..<end], runWords: runWords, into: &writer)
                 start = end
             }
         } else {
@@ -141,9 +137,59 @@ struct PagedBlock: Sendable {
         return writer.count + ByteWriter.varintSize(child.entryCount) + child.handle.encodedSize
     }
 
-    /// The bytes an entry takes after `previous` in its group (nil: first).
-    static func entrySize(_ entry: PagedEntry, after previous: UInt64?) -> Int {
-        ByteWriter.varintSize((previous.map { entry.key - $0 } ?? entry.key) << stateBits)
+    /// The bytes an entry takes after `previous` in its group (nil: first),
+    /// at most: `runLength` is how many entries before it went on from
+    /// the one before them (``goesOn(_:from:)``), nil when runs are not
+    /// written (version 5). An entry that starts a run is counted as the
+    /// run's whole word, one that lengthens it as nothing.
+    static func entrySize(_ entry: PagedEntry, after previous: PagedEntry?, runLength: Int?) -> Int {
+        guard let previous else { return ByteWriter.varintSize(entry.key << stateBits) }
+        if let runLength, goesOn(entry, from: previous) { return runLength == 0 ? runWordSize : 0 }
+        return ByteWriter.varintSize((entry.key - previous.key) << stateBits)
+    }
+
+    /// Whether `entry` goes on from `previous` in a run (FORMAT.md §13.5):
+    /// the next key, in the same state, neither an older version.
+    @inline(__always)
+    static func goesOn(_ entry: PagedEntry, from previous: PagedEntry) -> Bool {
+        entry.state == previous.state && entry.state != .olderVersion && entry.key == previous.key &+ 1
+    }
+
+    /// The most entries a leaf holds (FORMAT.md §13.5): a run takes one
+    /// word for any number of entries, so a leaf's bytes no longer bound
+    /// them, and a whole leaf is decoded into one entry each.
+    static let maximumLeafEntries = 1 << 18
+    /// The bytes of a run's word at most: `count << 2 | 3` for a count up
+    /// to ``maximumLeafEntries``.
+    private static let runWordSize = ByteWriter.varintSize(UInt64(maximumLeafEntries) << stateBits | 3)
+    /// The state bits of a run's word.
+    private static let runMark: UInt64 = 3
+
+    /// Appends a group's entries: the first as its key, each other as its
+    /// step from the one before, except that two or more entries going on
+    /// from the one before them are one run word.
+    private static func appendEntries(_ entries: ArraySlice<PagedEntry>, runWords: Bool, into writer: inout ByteWriter) {
+        var previous: PagedEntry?
+        var run = 0
+        func flushRun() {
+            if run == 1 {
+                writer.appendVarint(1 << stateBits | UInt64(previous!.state.rawValue))
+            } else if run > 1 {
+                writer.appendVarint(UInt64(run) << stateBits | runMark)
+            }
+            run = 0
+        }
+        for entry in entries {
+            if runWords, let last = previous, goesOn(entry, from: last) {
+                run += 1
+            } else {
+                flushRun()
+                let step = previous.map { entry.key - $0.key } ?? entry.key
+                writer.appendVarint(step << stateBits | UInt64(entry.state.rawValue))
+            }
+            previous = entry
+        }
+        flushRun()
     }
 
     private static func appendGroupHead(_ group: PagedGroup, count: Int, into writer: inout ByteWriter) {
@@ -221,10 +267,12 @@ struct PagedBlock: Sendable {
     /// read as runs (``KeyDirectoryLeaf``) are both built through it.
     ///
     /// A run is as long as the entries go on by one key in a state other
-    /// than an older version. Each such entry is the one byte
-    /// `1 << 2 | state`, so a run is read by skipping those bytes: the keys
-    /// a store hands out are dense, and a key directory's leaf is mostly
-    /// such runs.
+    /// than an older version. A version 6 writer writes two or more such
+    /// entries as one run word, `count << 2 | 3`; a version 5 writer wrote
+    /// each as the one byte `1 << 2 | state`, read by skipping those bytes.
+    /// The keys a store hands out are dense, so a key directory's leaf is
+    /// mostly runs. A run word makes a leaf's bytes no bound on its
+    /// entries: ``maximumLeafEntries`` is.
     @inline(__always)
     static func readLeafBody(_ reader: inout ByteReader, _ type: PagedTableType, dataBlock: (DataBlock) -> Void,
                              group: (PagedGroup, _ count: Int) -> Void,
@@ -234,8 +282,8 @@ struct PagedBlock: Sendable {
             let count = try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)
             for _ in 0..<count {
                 let handle = try reader.readHandle()
-                guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= reader.remaining else {
-                    throw DecodeFailure("a data block's record count is not between 1 and the entries the block can hold")
+                guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= maximumLeafEntries - recordTotal else {
+                    throw DecodeFailure("a data block's record count is 0, or takes the leaf past \(maximumLeafEntries) entries")
                 }
                 recordTotal += records
                 dataBlock(DataBlock(handle: handle, recordCount: records))
@@ -249,9 +297,11 @@ struct PagedBlock: Sendable {
             if let lastGroup, PagedGroup.order(lastGroup, head) != .orderedAscending {
                 throw DecodeFailure("its groups are not in increasing order")
             }
-            guard count >= 1, count <= reader.remaining else { throw DecodeFailure("a group declares \(count) entries, more than its bytes hold or none") }
+            guard count >= 1, count <= maximumLeafEntries - entryTotal else {
+                throw DecodeFailure("a group declares \(count) entries: none, or more than a leaf holds (\(maximumLeafEntries))")
+            }
             group(head, count)
-            var run = try readEntry(&reader, after: nil)
+            var run = try entry(reader.readVarint(), after: nil, before: reader.position)
             var runCount = 1, left = count - 1
             while true {
                 if run.state != .olderVersion {
@@ -264,7 +314,21 @@ struct PagedBlock: Sendable {
                     left -= more
                 }
                 guard left > 0 else { break }
-                let entry = try readEntry(&reader, after: run.key + UInt64(runCount - 1))
+                let word = try reader.readVarint()
+                if word & runMark == runMark {
+                    // A run word: that many more entries go on from the last.
+                    let more = word >> stateBits
+                    guard run.state != .olderVersion, more >= 1, more <= UInt64(left) else {
+                        throw DecodeFailure("a run before byte \(reader.position) is empty, passes its group's count, or follows an older version")
+                    }
+                    guard run.key + UInt64(runCount) + more - 1 < RecordID.keyLimit else {
+                        throw DecodeFailure("a key before byte \(reader.position) is not below 2^62")
+                    }
+                    runCount += Int(more)
+                    left -= Int(more)
+                    continue
+                }
+                let entry = try entry(word, after: run.key + UInt64(runCount - 1), before: reader.position)
                 left -= 1
                 // A step of one in the same state written in more bytes than
                 // it needs still goes on with the run.
@@ -284,23 +348,24 @@ struct PagedBlock: Sendable {
         }
     }
 
+    /// The entry an entry's `word` gives after the `previous` key of its
+    /// group (nil: its first), read before byte `position`; not a run word.
     @inline(__always)
-    private static func readEntry(_ reader: inout ByteReader, after previous: UInt64?) throws(DecodeFailure) -> PagedEntry {
-        let word = try reader.readVarint()
+    private static func entry(_ word: UInt64, after previous: UInt64?, before position: Int) throws(DecodeFailure) -> PagedEntry {
         let step = word >> stateBits
         guard let state = PagedEntry.State(rawValue: UInt8(word & 3)) else {
-            throw DecodeFailure("an entry before byte \(reader.position) has the damage state 3")
+            throw DecodeFailure("a group's first entry before byte \(position) is a run, which must follow an entry")
         }
         guard let previous else {
-            guard step < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(reader.position) is not below 2^62") }
+            guard step < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(position) is not below 2^62") }
             return PagedEntry(key: step, state: state)
         }
         // An older version repeats the key before it; anything else follows it.
         guard (state == .olderVersion) == (step == 0) else {
-            throw DecodeFailure("an entry before byte \(reader.position) does not follow the one before it in order")
+            throw DecodeFailure("an entry before byte \(position) does not follow the one before it in order")
         }
         let (key, overflow) = previous.addingReportingOverflow(step)
-        guard !overflow, key < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(reader.position) is not below 2^62") }
+        guard !overflow, key < RecordID.keyLimit else { throw DecodeFailure("a key before byte \(position) is not below 2^62") }
         return PagedEntry(key: key, state: state)
     }
 

@@ -193,9 +193,8 @@ struct PagedTreeReader: Sendable {
             children = below
             level -= 1
         }
-        // An entry takes at least a byte of its leaf.
-        for leaf in children where leaf.entryCount > UInt64(leaf.handle.rawSize) {
-            throw damaged(leaf.handle.offset, "its parent says it holds \(leaf.entryCount) entries, more than its \(leaf.handle.rawSize) bytes can")
+        for leaf in children where leaf.entryCount > UInt64(PagedBlock.maximumLeafEntries) {
+            throw damaged(leaf.handle.offset, "its parent says it holds \(leaf.entryCount) entries, more than a leaf holds (\(PagedBlock.maximumLeafEntries))")
         }
         return children
     }

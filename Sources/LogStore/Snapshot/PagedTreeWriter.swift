@@ -31,19 +31,26 @@ struct PagedTreeWriter {
     let table: Int
     /// The payload size a block is filled to (an entry may pass it).
     let blockSize: Int
+    /// Whether `write` encodes runs of entries as run words (FORMAT.md
+    /// §13.5), as version 6 does, which sizes entries.
+    let runWords: Bool
     private let write: (PagedBlock) throws(LogStoreError) -> FrameHandle
 
     private var leaf: PagedBlock
     private var leafBytes = 0
-    private var previousKey: UInt64?
+    /// The open leaf's last entry, and how many entries before it went on
+    /// in a run (``PagedBlock/goesOn(_:from:)``): what sizes the next.
+    private var previousEntry: PagedEntry?
+    private var runLength = 0
     /// Open branches: `branches[i]` lists blocks of level `i` for a block of level `i + 1`.
     private var branches: [[PagedBlock.Child]] = []
     private var branchBytes: [Int] = []
     private var last: (group: PagedGroup, key: UInt64)?
     private(set) var entryCount: UInt64 = 0
 
-    init(type: PagedTableType, run: UInt64, table: Int, blockSize: Int, write: @escaping (PagedBlock) throws(LogStoreError) -> FrameHandle) {
+    init(type: PagedTableType, run: UInt64, table: Int, blockSize: Int, runWords: Bool = true, write: @escaping (PagedBlock) throws(LogStoreError) -> FrameHandle) {
         self.type = type
+        self.runWords = runWords
         self.run = run
         self.table = table
         self.blockSize = max(blockSize, 1)
@@ -56,7 +63,7 @@ struct PagedTreeWriter {
     mutating func append(_ group: PagedGroup, _ entry: PagedEntry) throws(LogStoreError) {
         precondition(type != .keys, "a key directory takes its entries with their data blocks")
         let size = entrySize(group, entry)
-        if !leaf.entries.isEmpty && leafBytes + size > blockSize {
+        if !leaf.entries.isEmpty && (leafBytes + size > blockSize || leaf.entries.count == PagedBlock.maximumLeafEntries) {
             try closeLeaf()
             leafBytes += entrySize(group, entry)
         } else {
@@ -72,13 +79,13 @@ struct PagedTreeWriter {
         guard let first = keys.first else { return }
         try append(group, PagedEntry(key: first, state: .present))
         for key in keys.dropFirst() {
-            precondition(key > previousKey ?? 0 && key < RecordID.keyLimit, "keys of a group out of order")
+            precondition(key > previousEntry?.key ?? 0 && key < RecordID.keyLimit, "keys of a group out of order")
             let entry = PagedEntry(key: key, state: .present)
-            let size = PagedBlock.entrySize(entry, after: previousKey)
-            if leafBytes + size > blockSize {
+            let size = PagedBlock.entrySize(entry, after: previousEntry, runLength: runWords ? runLength : nil)
+            if leafBytes + size > blockSize || leaf.entries.count == PagedBlock.maximumLeafEntries {
                 try closeLeaf()
                 // The group starts again in the new leaf, its value repeated.
-                leafBytes = PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil)
+                leafBytes = PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil, runLength: 0)
                 leaf.groups.append(group)
                 leaf.groupEnds.append(0)
             } else {
@@ -86,27 +93,34 @@ struct PagedTreeWriter {
             }
             leaf.groupEnds[leaf.groupEnds.count - 1] += 1
             leaf.entries.append(entry)
-            previousKey = key
+            noteAdded(entry, inOpenGroup: previousEntry != nil)
             entryCount += 1
         }
-        last = (group, previousKey ?? first)
+        last = (group, previousEntry?.key ?? first)
     }
 
     /// Adds a data block of the key directory and its records' entries, in
     /// order: `records` are (entity, entry) pairs.
     mutating func append(dataBlock handle: FrameHandle, records: [(entity: Int, entry: PagedEntry)]) throws(LogStoreError) {
-        precondition(type == .keys && !records.isEmpty)
+        precondition(type == .keys && !records.isEmpty && records.count <= PagedBlock.maximumLeafEntries)
         var share = handle.encodedSize + ByteWriter.varintSize(UInt64(records.count))
-        var shadowLast = last.map { (group: $0.group, key: $0.key) }
+        var shadowPrevious = previousEntry
+        var shadowRun = runLength
         var openGroup = leaf.groups.last
         for record in records {
             let group = PagedGroup.entity(record.entity)
             let continues = openGroup.map { PagedGroup.order($0, group) == .orderedSame } ?? false
-            share += continues ? PagedBlock.entrySize(record.entry, after: shadowLast?.key) : PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(record.entry, after: nil)
+            if continues {
+                share += PagedBlock.entrySize(record.entry, after: shadowPrevious, runLength: runWords ? shadowRun : nil)
+                shadowRun = shadowPrevious.map { PagedBlock.goesOn(record.entry, from: $0) } == true ? shadowRun + 1 : 0
+            } else {
+                share += PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(record.entry, after: nil, runLength: 0)
+                shadowRun = 0
+            }
             openGroup = group
-            shadowLast = (group, record.entry.key)
+            shadowPrevious = record.entry
         }
-        if !leaf.entries.isEmpty && leafBytes + share > blockSize {
+        if !leaf.entries.isEmpty && (leafBytes + share > blockSize || leaf.entries.count + records.count > PagedBlock.maximumLeafEntries) {
             try closeLeaf()
             // The first group of a new leaf starts again: count it anew.
             return try append(dataBlock: handle, records: records)
@@ -134,10 +148,10 @@ struct PagedTreeWriter {
 
     private func entrySize(_ group: PagedGroup, _ entry: PagedEntry) -> Int {
         if let open = leaf.groups.last, PagedGroup.order(open, group) == .orderedSame {
-            return PagedBlock.entrySize(entry, after: previousKey)
+            return PagedBlock.entrySize(entry, after: previousEntry, runLength: runWords ? runLength : nil)
         }
         // A group's count may take more than one byte once it grows: two spare.
-        return PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil)
+        return PagedBlock.groupHeadSize(group, count: 1) + 2 + PagedBlock.entrySize(entry, after: nil, runLength: 0)
     }
 
     private mutating func add(_ group: PagedGroup, _ entry: PagedEntry) {
@@ -146,16 +160,26 @@ struct PagedTreeWriter {
             let order = PagedGroup.order(last, (group, entry.key))
             precondition(order == .orderedAscending || (order == .orderedSame && entry.state == .olderVersion), "entries out of order")
         }
+        let inOpenGroup: Bool
         if let open = leaf.groups.last, PagedGroup.order(open, group) == .orderedSame {
             leaf.groupEnds[leaf.groupEnds.count - 1] += 1
+            inOpenGroup = true
         } else {
             leaf.groups.append(group)
             leaf.groupEnds.append(leaf.entries.count + 1)
+            inOpenGroup = false
         }
         leaf.entries.append(entry)
-        previousKey = entry.key
+        noteAdded(entry, inOpenGroup: inOpenGroup)
         last = (group, entry.key)
         entryCount += 1
+    }
+
+    /// Keeps `entry` as the one the next is sized after: a run goes on when
+    /// it follows the open group's last entry by one key in its state.
+    private mutating func noteAdded(_ entry: PagedEntry, inOpenGroup: Bool) {
+        runLength = inOpenGroup && previousEntry.map { PagedBlock.goesOn(entry, from: $0) } == true ? runLength + 1 : 0
+        previousEntry = entry
     }
 
     private mutating func closeLeaf() throws(LogStoreError) {
@@ -164,7 +188,8 @@ struct PagedTreeWriter {
         try addChild(PagedBlock.Child(group: first.group, key: first.key, entryCount: leaf.entryCount, handle: handle), at: 0)
         leaf = PagedBlock(run: run, table: table, level: 0)
         leafBytes = 0
-        previousKey = nil
+        previousEntry = nil
+        runLength = 0
     }
 
     private mutating func addChild(_ child: PagedBlock.Child, at level: Int) throws(LogStoreError) {

@@ -23,16 +23,23 @@ enum SnapshotFormat: Sendable, Hashable {
     /// Blocks, then one index frame (FORMAT.md §11): format version 4.
     case indexFrame
     /// One run of data blocks and paged tables, a catalog and a base root
-    /// (FORMAT.md §13): format version 5.
+    /// (FORMAT.md §13): format version 6, whose leaves may hold runs of
+    /// keys (§13.5).
     case paged
+    /// Version 5's paged snapshot, whose leaves hold no run words: kept for
+    /// the tests of version 5 files, as `indexFrame` is for version 4's.
+    case pagedVersion5
 
     /// The format version of the files a compaction writes in it.
     var fileVersion: UInt16 {
         switch self {
         case .indexFrame: FileLayout.createdVersion
-        case .paged: FileLayout.pagedSnapshotVersion
+        case .paged: FileLayout.pagedWriteVersion
+        case .pagedVersion5: FileLayout.pagedSnapshotVersion
         }
     }
+
+    var isPaged: Bool { self != .indexFrame }
 }
 
 /// Appends frames to a new file from an offset on: the snapshot writer's
@@ -121,19 +128,20 @@ struct SnapshotWriter {
     init(file: any FileIO, format: SnapshotFormat = .indexFrame, compression: JournalOptions.Compression = .lz4, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
         self.format = format
         self.time = time
-        let start = format == .paged ? FileLayout.pagedFramesStart : FileLayout.headerSize
+        let start = format.isPaged ? FileLayout.pagedFramesStart : FileLayout.headerSize
         appender = FrameAppender(file: file, at: UInt64(start), time: time, compression: compression)
         index = SnapshotIndex(sequence: context.sequence, blockSize: max(blockSize, 1))
         index.blocksHaveContext = true
-        index.isPaged = format == .paged
+        index.isPaged = format.isPaged
         var encoded = ByteWriter(capacity: 1024)
         context.encode(into: &encoded)
         self.context = context
         encodedContext = encoded
         progress.totalRecords = totalRecords
-        if format == .paged {
-            keyDirectory = PagedTreeWriter(type: .keys, run: Self.baseRun, table: 0, blockSize: Self.indexBlockSize) { [appender] (block) throws(LogStoreError) in
-                try appender.append(.indexBlock, sequence: Self.baseRun, block.encoded(as: .keys))
+        if format.isPaged {
+            let runWords = format == .paged
+            keyDirectory = PagedTreeWriter(type: .keys, run: Self.baseRun, table: 0, blockSize: Self.indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
+                try appender.append(.indexBlock, sequence: Self.baseRun, block.encoded(as: .keys, runWords: runWords))
             }
         }
     }
@@ -149,7 +157,7 @@ struct SnapshotWriter {
     /// Adds a record of the entity added last, with a key above the previous one's.
     mutating func append(key: UInt64, version: UInt64, values: UnsafeRawBufferPointer) throws(LogStoreError) {
         let entity = index.entities.count - 1
-        if format == .paged {
+        if format.isPaged {
             precondition(entity >= 0 && (entityKeys.last.map { $0.entity < entity || key > $0.last } ?? true), "records out of order")
             if entityKeys.last?.entity == entity { entityKeys[entityKeys.count - 1].last = key } else { entityKeys.append((entity, key)) }
             blockRecords.append((entity, PagedEntry(key: key, state: .present)))
@@ -161,13 +169,16 @@ struct SnapshotWriter {
             block.append(contentsOf: encodedContext.bytes)
             blockFirst = (entity, key)
         }
-        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, paged: format == .paged, to: &block)
+        SnapshotBlock.append(entity: entity, key: key, version: version, values: values, paged: format.isPaged, to: &block)
         blockCount += 1
         blockLast = (entity, key)
         progress.records += 1
         progress.rawBytes += UInt64(values.count)
-        // blockSize counts the records' bytes: the context is the same in every block.
-        if block.count - encodedContext.count >= index.blockSize { try writeBlock() }
+        // blockSize counts the records' bytes: the context is the same in every
+        // block. A paged block's records are entries of one key-directory leaf.
+        if block.count - encodedContext.count >= index.blockSize || (format.isPaged && blockCount == PagedBlock.maximumLeafEntries) {
+            try writeBlock()
+        }
     }
 
     /// Writes the last block, the index and the header, and makes the file
@@ -193,7 +204,7 @@ struct SnapshotWriter {
     /// file durable. Returns where the root starts, and where the journal
     /// frames after the snapshot go.
     mutating func finishPaged(header: FileHeader, schema: [UInt8], dictionary: [UInt8]?, symbols: [String], indexes: [SnapshotIndex.Index], pointers: [SnapshotIndex.Pointers]) throws(LogStoreError) -> (rootOffset: UInt64, tailStart: UInt64) {
-        precondition(format == .paged)
+        precondition(format.isPaged)
         try writeBlock()
         let run = Self.baseRun
         guard var keyDirectory else { preconditionFailure("a paged writer has a key directory") }
@@ -212,8 +223,9 @@ struct SnapshotWriter {
             case .index: type = .values
             case .pointers: type = .targets
             }
-            var writer = PagedTreeWriter(type: type, run: run, table: position, blockSize: Self.indexBlockSize) { [appender] (block) throws(LogStoreError) in
-                try appender.append(.indexBlock, sequence: run, block.encoded(as: type))
+            let runWords = format == .paged
+            var writer = PagedTreeWriter(type: type, run: run, table: position, blockSize: Self.indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
+                try appender.append(.indexBlock, sequence: run, block.encoded(as: type, runWords: runWords))
             }
             switch source {
             case .index(let index): try Self.appendEntries(of: index, to: &writer)
@@ -245,7 +257,7 @@ struct SnapshotWriter {
             nextKeys: nextKeys, runs: [baseRun], nextRun: run + 1, deadBytes: 0)
         try appender.append(.root, sequence: index.sequence, root.encoded().bytes)
         progress.fileBytes = appender.offset
-        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: FileLayout.pagedSnapshotVersion, snapshotRootOffset: rootOffset))
+        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: format.fileVersion, snapshotRootOffset: rootOffset))
         return (rootOffset, appender.offset)
     }
 
@@ -281,10 +293,10 @@ struct SnapshotWriter {
 
     private mutating func writeBlock() throws(LogStoreError) {
         guard blockCount > 0 else { return }
-        let sequence = format == .paged ? Self.baseRun : UInt64(index.blocks.count + 1)
+        let sequence = format.isPaged ? Self.baseRun : UInt64(index.blocks.count + 1)
         let handle = try appender.append(.snapshotBlock, sequence: sequence, block.bytes)
         progress.fileBytes = appender.offset
-        if format == .paged {
+        if format.isPaged {
             dataBytes += handle.frameSize
             try keyDirectory?.append(dataBlock: handle, records: blockRecords)
             blockRecords.removeAll(keepingCapacity: true)

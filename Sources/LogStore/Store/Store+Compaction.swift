@@ -202,7 +202,7 @@ extension Store {
         try written.tables.first?.snapshot?.checkReadable()
         let (snapshotOffset, tailStart) = switch format {
         case .indexFrame: try writer.finish(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
-        case .paged: try writer.finishPaged(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
+        case .paged, .pagedVersion5: try writer.finishPaged(header: journal.header, schema: schema, dictionary: point.dictionary, symbols: point.names, indexes: indexes, pointers: pointers)
         }
         // Read back what was written, checksums and all, before trusting it:
         // the header (a rename of a file whose header did not land whole

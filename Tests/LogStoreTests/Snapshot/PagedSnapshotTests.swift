@@ -1,4 +1,4 @@
-// A compaction's paged snapshot (FORMAT.md §13, format version 5): its
+// A compaction's paged snapshot (FORMAT.md §13, format version 6): its
 // layout in the file, tables taller than one block, cut values, upgrades
 // from version 4, and damage to each of its frames.
 
@@ -86,14 +86,14 @@ struct PagedSnapshotTests {
         return root
     }
 
-    @Test("A paged snapshot is a version 5 file: anchor pages of zeros, then one run's blocks, its catalog and the base root the header names")
+    @Test("A paged snapshot is a version 6 file: anchor pages of zeros, then one run's blocks, its catalog and the base root the header names")
     func layout() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/paged.logstore"
             let model = try CounterModel.make()
             try Self.compactedStore(at: path, model: model, counters: 3_000, saveAfter: true, options: Self.paged)
             let header = try Self.header(path)
-            #expect(header.writeVersion == FileLayout.pagedSnapshotVersion && header.readVersion == FileLayout.pagedSnapshotVersion)
+            #expect(header.writeVersion == FileLayout.pagedWriteVersion && header.readVersion == FileLayout.pagedWriteVersion)
             #expect(header.snapshotIndexOffset == nil)
             let rootOffset = try #require(header.snapshotRootOffset)
             let bytes = try StoreFileSurgery(path: path).bytes
@@ -176,7 +176,44 @@ struct PagedSnapshotTests {
         }
     }
 
-    @Test("A version 4 store compacts into version 5, a version 5 store into version 5 again, and an entity's new attribute migrates its records")
+    @Test("A version 5 file, whose leaves hold every entry by itself, opens and reads as it is; its next compaction writes version 6, the same records and indexes in run words, in fewer index bytes")
+    func readsVersion5() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/version5.logstore"
+            let model = try CounterModel.make()
+            var before: [String: [UInt64: [StoredValue]]]
+            var indexBytes: [UInt64] = []
+            for (round, format) in [SnapshotFormat.pagedVersion5, .paged].enumerated() {
+                do {
+                    let store = try Store(path: path, model: model, options: CounterModel.manual(format))
+                    defer { store.close() }
+                    if round == 0 { try CompactionTests.fill(store, counters: 5_000) }
+                    before = contents(of: store)
+                    try store.compact()
+                    #expect(contents(of: store) == before)
+                }
+                let header = try Self.header(path)
+                #expect(header.writeVersion == format.fileVersion && header.readVersion == format.fileVersion)
+                indexBytes.append(try StoreInspector.info(path: path).snapshot?.indexRawBytes ?? 0)
+                // Reopened, the file reads back through its own leaves:
+                // every record, and the index lookups and counts.
+                let reopened = try Store(path: path, model: model, options: CounterModel.manual(format))
+                defer { reopened.close() }
+                #expect(contents(of: reopened) == before)
+                let context = reopened.newContext()
+                #expect(try context.count(for: FetchRequest(entityName: "Counter")) == before["Counter"]?.count)
+                let named = try context.fetch(FetchRequest(entityName: "Counter", predicate: ObjectPredicate("name == %@", "counter 21")))
+                let expected = before["Counter"]?.values.filter { $0.first == .string("counter 21") }.count ?? 0
+                #expect(named.count == expected && expected > 50)
+                #expect(try StoreInspector.verify(path: path).isValid)
+            }
+            #expect(try Self.header(path).readVersion == 6)
+            // One word per run of keys rather than a byte per key.
+            #expect(indexBytes.count == 2 && indexBytes[1] < indexBytes[0])
+        }
+    }
+
+    @Test("A version 4 store compacts into version 6, a version 6 store into version 6 again, and an entity's new attribute migrates its records")
     func upgradesAndMigrates() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/upgrade.logstore"

@@ -245,7 +245,7 @@ struct PagedTreeTests {
             for _ in 0..<(try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)) {
                 let handle = try reader.readHandle()
                 let count = try reader.readVarint()
-                guard count >= 1, count <= UInt64(reader.remaining) else { return nil }
+                guard count >= 1, count <= UInt64(PagedBlock.maximumLeafEntries - records) else { return nil }
                 records += Int(count)
                 dataBlocks.append(PagedBlock.DataBlock(handle: handle, recordCount: Int(count)))
             }
@@ -253,13 +253,26 @@ struct PagedTreeTests {
             var lastEntity: UInt64?
             for _ in 0..<(try reader.readCount(minimumItemSize: 2)) {
                 let entity = try reader.readVarint(), count = try reader.readVarint()
-                guard entity <= UInt64(Int.max), lastEntity.map({ $0 < entity }) ?? true, count >= 1, count <= UInt64(reader.remaining) else { return nil }
+                guard entity <= UInt64(Int.max), lastEntity.map({ $0 < entity }) ?? true, count >= 1,
+                      count <= UInt64(PagedBlock.maximumLeafEntries - entries.count) else { return nil }
                 lastEntity = entity
                 var previous: UInt64?
-                for _ in 0..<count {
+                var left = count
+                while left > 0 {
                     let word = try reader.readVarint()
-                    guard let state = PagedEntry.State(rawValue: UInt8(word & 3)) else { return nil }
                     let step = word >> 2
+                    // A run word: `step` more entries, each the next key in
+                    // the state of the entry before, not an older version.
+                    if word & 3 == 3 {
+                        guard let before = previous, let last = entries.last, last.2 != .olderVersion, step >= 1, step <= left,
+                              before + step < RecordID.keyLimit else { return nil }
+                        for index in 1...step { entries.append((Int(entity), before + index, last.2)) }
+                        previous = before + step
+                        left -= step
+                        continue
+                    }
+                    left -= 1
+                    guard let state = PagedEntry.State(rawValue: UInt8(word & 3)) else { return nil }
                     var key = step
                     if let previous {
                         guard (state == .olderVersion) == (step == 0) else { return nil }
@@ -277,6 +290,74 @@ struct PagedTreeTests {
         } catch {
             return nil
         }
+    }
+
+    @Test("Run words: consecutive keys in one state are one word, read back as the entries a version 5 leaf lists one by one; a run word that starts a group, is empty, passes its group's count or the key limit, follows an older version, or takes a leaf past its entries is refused")
+    func runWords() throws {
+        // A target table's leaf (no data blocks): keys 1–100 present, 101–103
+        // tombstones, 110, then 111–112 present.
+        var leaf = PagedBlock(run: 1, table: 2, level: 0)
+        let keys: [(UInt64, PagedEntry.State)] = (1...100).map { ($0, .present) } + (101...103).map { ($0, .tombstone) } + [(110, .present), (111, .present), (112, .present)]
+        leaf.groups = [.target(9)]
+        leaf.entries = keys.map { PagedEntry(key: $0.0, state: $0.1) }
+        leaf.groupEnds = [leaf.entries.count]
+        let withRuns = leaf.encoded(as: .targets), withoutRuns = leaf.encoded(as: .targets, runWords: false)
+        let head: [UInt8] = [0x01, 0x02, 0x00, 0x01, 0x09, 0x6a]  // run, table, level, 1 group: target 9, 106 entries
+        // Key 1; a run of 99; 101 a tombstone and a run of 2; 110 (step 7);
+        // a run of 2.
+        #expect(withRuns == head + [0x04, 0x8f, 0x03, 0x05, 0x0b, 0x1c, 0x0b])
+        #expect(withoutRuns.count == head.count + 106)
+        for bytes in [withRuns, withoutRuns] {
+            let decoded = try bytes.withUnsafeBytes { try PagedBlock(decoding: $0, as: .targets) }
+            #expect(decoded.entries == leaf.entries && decoded.groups.count == 1 && PagedGroup.order(decoded.groups[0], .target(9)) == .orderedSame && decoded.groupEnds == leaf.groupEnds)
+        }
+        func refused(_ entries: [UInt8], count: UInt64, _ why: Comment) {
+            var writer = ByteWriter(capacity: 16)
+            writer.appendVarint(1); writer.appendVarint(2); writer.appendVarint(0); writer.appendVarint(1); writer.appendVarint(9); writer.appendVarint(count)
+            let bytes = writer.bytes + entries
+            #expect(throws: DecodeFailure.self, why) { try bytes.withUnsafeBytes { try PagedBlock(decoding: $0, as: .targets) } }
+        }
+        refused([0x0b, 0x04], count: 3, "a run word as the group's first entry")
+        refused([0x04, 0x03], count: 2, "an empty run")
+        refused([0x04, 0x0f], count: 3, "a run of 3 where 2 entries are left")
+        refused([0x04, 0x02, 0x07], count: 3, "a run after an older version")
+        var nearLimit = ByteWriter(capacity: 16)
+        nearLimit.appendVarint((RecordID.keyLimit - 2) << 2)
+        refused(nearLimit.bytes + [0x0b], count: 3, "a run past 2^62")
+        // A leaf's entries are bounded by number, not bytes.
+        var large = ByteWriter(capacity: 16)
+        large.appendVarint(UInt64(PagedBlock.maximumLeafEntries) << 2 | 3)
+        refused([0x04] + large.bytes, count: UInt64(PagedBlock.maximumLeafEntries) + 1, "a leaf past its entries")
+        var atLimit = ByteWriter(capacity: 16)
+        atLimit.appendVarint(UInt64(PagedBlock.maximumLeafEntries - 1) << 2 | 3)
+        var most = ByteWriter(capacity: 16)
+        for value: UInt64 in [1, 2, 0, 1, 9, UInt64(PagedBlock.maximumLeafEntries)] { most.appendVarint(value) }
+        let full = most.bytes + [0x04] + atLimit.bytes
+        #expect(try full.withUnsafeBytes { try PagedBlock(decoding: $0, as: .targets) }.entries.count == PagedBlock.maximumLeafEntries)
+    }
+
+    @Test("A writer closes a leaf at its most entries, however few bytes they take", arguments: [PagedTableType.keys, .targets])
+    func leafEntryLimit(type: PagedTableType) throws {
+        let frames = MemoryFrames(type: type)
+        var writer = PagedTreeWriter(type: type, run: 7, table: 0, blockSize: 1 << 20, write: { block in frames.write(block) })
+        let total = PagedBlock.maximumLeafEntries * 2 + 10
+        if type == .keys {
+            var key: UInt64 = 1
+            var number = 0
+            while key <= UInt64(total) {
+                let records = (0..<min(4_096, total + 1 - Int(key))).map { (entity: 0, entry: PagedEntry(key: key + UInt64($0), state: .present)) }
+                try writer.append(dataBlock: FrameHandle(offset: 0x10000 + UInt64(number) * 64, storedSize: 30, rawSize: 40, checksum: UInt32(number)), records: records)
+                key += UInt64(records.count)
+                number += 1
+            }
+        } else {
+            try writer.append(.target(3), presentKeys: (1...UInt64(total)))
+        }
+        let tree = try writer.finish()
+        let leaves = try frames.reader(tree).leaves()
+        #expect(leaves.count == 3 && leaves.allSatisfy { $0.entryCount <= UInt64(PagedBlock.maximumLeafEntries) })
+        #expect(leaves.reduce(0) { $0 + $1.entryCount } == UInt64(total))
+        for leaf in leaves { #expect(frames.payload(at: leaf.handle.offset).count < 16 << 10) }
     }
 
     @Test("A key whose versions run over several leaves is found at its newest version", arguments: [PagedTableType.keys, .values])
