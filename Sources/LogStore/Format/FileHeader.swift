@@ -21,7 +21,8 @@ public struct FileHeader: Hashable, Sendable {
 
     /// A header of `version`: ``FileLayout/createdVersion`` for a file
     /// created empty or snapshotted in one index frame,
-    /// ``FileLayout/pagedSnapshotVersion`` for a paged snapshot's file.
+    /// ``FileLayout/pagedWriteVersion`` (or, for the tests of version 5
+    /// files, ``FileLayout/pagedSnapshotVersion``) for a paged snapshot's file.
     init(storeID: UUID, createdAt: Date, version: UInt16 = FileLayout.createdVersion, snapshotIndexOffset: UInt64? = nil, snapshotRootOffset: UInt64? = nil) {
         precondition(version >= FileLayout.pagedSnapshotVersion ? snapshotIndexOffset == nil : snapshotRootOffset == nil)
         writeVersion = version

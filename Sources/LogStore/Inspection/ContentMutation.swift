@@ -368,7 +368,8 @@ public enum ContentMutation {
                               var block = try? PagedBlock(decoding: raw, as: type) else { return frame.payload }
                         for position in block.dataBlocks.indices { block.dataBlocks[position].handle = fixed(block.dataBlocks[position].handle) }
                         for position in block.children.indices { block.children[position].handle = fixed(block.children[position].handle) }
-                        return block.encoded(as: type)
+                        // A version 5 file's leaves stay as that version wrote them.
+                        return block.encoded(as: type, runWords: self.header.readVersion > FileLayout.pagedSnapshotVersion)
                     }
                 }
                 if number == rootNumber, fixingHandles, var root {

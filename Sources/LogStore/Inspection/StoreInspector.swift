@@ -173,10 +173,10 @@ public enum StoreInspector {
                 }
                 // A paged snapshot's other tables, each block checked against its parent.
                 if header.snapshotRootOffset != nil {
-                    // Version 5 writes no anchor slot; the base root and the
+                    // Versions 5 and 6 write no anchor slot; the base root and the
                     // journal after it are the whole store whatever a slot says.
                     for slot in AnchorSlot.offsets where (try? file.read(count: AnchorSlot.size, at: slot))?.allSatisfy({ $0 == 0 }) == false {
-                        report.notes.append("the anchor slot at offset \(slot) is not empty, though format version 5 writes none; it is not read")
+                        report.notes.append("the anchor slot at offset \(slot) is not empty, though format versions 5 and 6 write none; it is not read")
                     }
                     do throws(LogStoreError) {
                         extent = try SnapshotFile.read(in: file, header: header, fileSize: size) ?? extent

@@ -66,9 +66,9 @@ public struct JournalOptions: Sendable, Hashable {
     /// The most memory, in bytes, that decoded snapshot blocks may take;
     /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
     public var blockCacheCapacity: Int?
-    /// How compactions lay out their snapshot: one index frame (format
-    /// version 4) until every tool reads the paged layout (version 5,
-    /// FORMAT.md §13), which tests choose here.
+    /// How compactions lay out their snapshot: the paged layout (format
+    /// version 6, FORMAT.md §13); tests choose version 4's index frame or
+    /// version 5's leaves here, to write files of those versions.
     var snapshotFormat = SnapshotFormat.paged
 
     /// Creates options; every parameter has the safe default.

@@ -155,10 +155,16 @@ struct PagedBlock: Sendable {
         entry.state == previous.state && entry.state != .olderVersion && entry.key == previous.key &+ 1
     }
 
-    /// The most entries a leaf holds (FORMAT.md §13.5): a run takes one
-    /// word for any number of entries, so a leaf's bytes no longer bound
-    /// them, and a whole leaf is decoded into one entry each.
+    /// The most entries a version 6 writer puts in a leaf (FORMAT.md
+    /// §13.5): a run takes one word for any number of entries, so a leaf's
+    /// bytes no longer bound them, and a whole leaf is decoded into one
+    /// entry each.
     static let maximumLeafEntries = 1 << 18
+
+    /// The most entries a leaf of `byteCount` raw bytes may hold: 2¹⁸, or
+    /// one a byte where that is more, as a version 5 leaf of a large data
+    /// block's records may be (that version's bound).
+    static func entryLimit(byteCount: Int) -> Int { max(maximumLeafEntries, byteCount) }
     /// The bytes of a run's word at most: `count << 2 | 3` for a count up
     /// to ``maximumLeafEntries``.
     private static let runWordSize = ByteWriter.varintSize(UInt64(maximumLeafEntries) << stateBits | 3)
@@ -272,18 +278,19 @@ struct PagedBlock: Sendable {
     /// each as the one byte `1 << 2 | state`, read by skipping those bytes.
     /// The keys a store hands out are dense, so a key directory's leaf is
     /// mostly runs. A run word makes a leaf's bytes no bound on its
-    /// entries: ``maximumLeafEntries`` is.
+    /// entries: ``entryLimit(byteCount:)`` is.
     @inline(__always)
     static func readLeafBody(_ reader: inout ByteReader, _ type: PagedTableType, dataBlock: (DataBlock) -> Void,
                              group: (PagedGroup, _ count: Int) -> Void,
                              entries: (_ first: UInt64, _ count: Int, _ state: PagedEntry.State) -> Void) throws(DecodeFailure) {
         var recordTotal = 0
+        let limit = entryLimit(byteCount: reader.remaining)
         if type == .keys {
             let count = try reader.readCount(minimumItemSize: FrameHandle.minimumEncodedSize + 1)
             for _ in 0..<count {
                 let handle = try reader.readHandle()
-                guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= maximumLeafEntries - recordTotal else {
-                    throw DecodeFailure("a data block's record count is 0, or takes the leaf past \(maximumLeafEntries) entries")
+                guard let records = Int(exactly: try reader.readVarint()), records >= 1, records <= limit - recordTotal else {
+                    throw DecodeFailure("a data block's record count is 0, or takes the leaf past \(limit) entries")
                 }
                 recordTotal += records
                 dataBlock(DataBlock(handle: handle, recordCount: records))
@@ -297,8 +304,8 @@ struct PagedBlock: Sendable {
             if let lastGroup, PagedGroup.order(lastGroup, head) != .orderedAscending {
                 throw DecodeFailure("its groups are not in increasing order")
             }
-            guard count >= 1, count <= maximumLeafEntries - entryTotal else {
-                throw DecodeFailure("a group declares \(count) entries: none, or more than a leaf holds (\(maximumLeafEntries))")
+            guard count >= 1, count <= limit - entryTotal else {
+                throw DecodeFailure("a group declares \(count) entries: none, or more than the leaf may hold (\(limit))")
             }
             group(head, count)
             var run = try entry(reader.readVarint(), after: nil, before: reader.position)

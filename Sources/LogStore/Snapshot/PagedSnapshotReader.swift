@@ -101,6 +101,9 @@ struct PagedSnapshotReader {
     let fileSize: UInt64
     var path: String { file.path }
 
+    /// The most raw bytes a stored byte decompresses to (LZ4's bound).
+    static let rawBytesPerStoredByte: UInt64 = 255
+
     /// The index blocks read, and their payloads' bytes as stored and raw.
     final class Tally: Sendable {
         let frames = Atomic<Int>(0)
@@ -217,6 +220,13 @@ struct PagedSnapshotReader {
                 throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) names entity #\(table.entity), but the catalog lists \(catalog.entities.count)")
             }
             guard let tree = table.tree(run: run.number, position: position), !keysOnly || tree.type == .keys else { continue }
+            // Its entries name records of the run's data blocks: no more than
+            // the run's bytes could hold raw, at LZ4's 255 to one. A run word
+            // lets a few bytes of a leaf claim many entries; this keeps what
+            // a table may make a reader hold in proportion to the file.
+            guard tree.entryCount / Self.rawBytesPerStoredByte <= run.extentEnd - run.extentStart else {
+                throw damaged("snapshot root", at: rootOffset, "table \(position) of run \(run.number) claims \(tree.entryCount) entries, more than the run's \(run.extentEnd - run.extentStart) bytes can hold")
+            }
             let reader = tableReader(tree, run: run)
             switch tree.type {
             case .keys: try readKeyDirectory(reader, run: run, locating: deferring != nil, into: &index)
@@ -250,7 +260,7 @@ struct PagedSnapshotReader {
         }
         let tree = reader.tree
         func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError { reader.damaged(offset, reason) }
-        var previousOffset: UInt64?
+        var previousEnd: UInt64?
         var previousLast: (entity: Int, key: UInt64)?
         // A table of one leaf is its own top, which the root describes; any
         // other leaf is described by its parent.
@@ -278,14 +288,15 @@ struct PagedSnapshotReader {
             previousLast = last
             var position = 0, taken = 0
             for dataBlock in leaf.dataBlocks {
-                // Within the run, each after the one before: a block listed
-                // twice would load its records twice.
+                // Within the run, each wholly after the one before (a block
+                // listed twice would load its records twice), and at least
+                // four raw bytes a record, the fewest a record takes.
                 let handle = dataBlock.handle
                 guard handle.offset >= run.extentStart, handle.offset <= run.extentEnd, handle.frameSize <= run.extentEnd - handle.offset,
-                      previousOffset.map({ handle.offset > $0 }) ?? true else {
-                    throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or before the block listed before it")
+                      previousEnd.map({ handle.offset >= $0 }) ?? true, dataBlock.recordCount <= Int(handle.rawSize) / 4 else {
+                    throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or over the block listed before it, or lists more records in it than its bytes can hold")
                 }
-                previousOffset = handle.offset
+                previousEnd = handle.offset + handle.frameSize
                 let number = index.blocks.count
                 var block = SnapshotIndex.Block(
                     offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum,

@@ -193,8 +193,8 @@ struct PagedTreeReader: Sendable {
             children = below
             level -= 1
         }
-        for leaf in children where leaf.entryCount > UInt64(PagedBlock.maximumLeafEntries) {
-            throw damaged(leaf.handle.offset, "its parent says it holds \(leaf.entryCount) entries, more than a leaf holds (\(PagedBlock.maximumLeafEntries))")
+        for leaf in children where leaf.entryCount > UInt64(PagedBlock.entryLimit(byteCount: Int(leaf.handle.rawSize))) {
+            throw damaged(leaf.handle.offset, "its parent says it holds \(leaf.entryCount) entries, more than a leaf of \(leaf.handle.rawSize) bytes may")
         }
         return children
     }

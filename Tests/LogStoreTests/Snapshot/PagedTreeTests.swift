@@ -11,13 +11,18 @@ import Testing
 /// names a payload by offset, sizes and checksum.
 final class MemoryFrames: Sendable {
     let type: PagedTableType
+    /// Whether blocks are written as version 6 writes them, with run words.
+    let runWords: Bool
     private let payloads = Mutex<[UInt64: [UInt8]]>([:])
     private let end = Mutex<UInt64>(0x3000)
 
-    init(type: PagedTableType) { self.type = type }
+    init(type: PagedTableType, runWords: Bool = true) {
+        self.type = type
+        self.runWords = runWords
+    }
 
     func write(_ block: PagedBlock) -> FrameHandle {
-        let bytes = block.encoded(as: type)
+        let bytes = block.encoded(as: type, runWords: runWords)
         let offset = end.withLock { end in
             defer { end += UInt64(FrameLayout.headerSize + bytes.count) }
             return end
@@ -168,10 +173,10 @@ struct PagedTreeTests {
         #expect(try reader.locate(entity: 3, key: 1) == nil)
     }
 
-    @Test("A key-directory leaf read as runs holds the entries of the same leaf read whole, and is refused exactly when that one is")
-    func keyLeafRuns() throws {
-        let frames = MemoryFrames(type: .keys)
-        var writer = PagedTreeWriter(type: .keys, run: 7, table: 0, blockSize: 200, write: { block in frames.write(block) })
+    @Test("A key-directory leaf read as runs holds the entries of the same leaf read whole, and is refused exactly when that one is, written with run words (version 6) or without (version 5)", arguments: [true, false])
+    func keyLeafRuns(runWords: Bool) throws {
+        let frames = MemoryFrames(type: .keys, runWords: runWords)
+        var writer = PagedTreeWriter(type: .keys, run: 7, table: 0, blockSize: 200, runWords: runWords, write: { block in frames.write(block) })
         var random = JournalFixtures.SeededGenerator(seed: 77)
         var nextKey: [UInt64] = [1, 1, 1]
         var entity = 0
@@ -328,6 +333,35 @@ struct PagedTreeTests {
         var large = ByteWriter(capacity: 16)
         large.appendVarint(UInt64(PagedBlock.maximumLeafEntries) << 2 | 3)
         refused([0x04] + large.bytes, count: UInt64(PagedBlock.maximumLeafEntries) + 1, "a leaf past its entries")
+        // The bound is the whole leaf's, over its groups and data blocks.
+        var half = ByteWriter(capacity: 16)
+        half.appendVarint(UInt64(PagedBlock.maximumLeafEntries / 2) << 2 | 3)
+        var twoGroups = ByteWriter(capacity: 16)
+        for value: UInt64 in [1, 2, 0, 2, 9, UInt64(PagedBlock.maximumLeafEntries / 2 + 1)] { twoGroups.appendVarint(value) }
+        var secondGroup = ByteWriter(capacity: 16)
+        for value: UInt64 in [10, UInt64(PagedBlock.maximumLeafEntries / 2 + 1)] { secondGroup.appendVarint(value) }
+        let overTwoGroups = twoGroups.bytes + [0x04] + half.bytes + secondGroup.bytes + [0x04] + half.bytes
+        #expect(throws: DecodeFailure.self, "two groups past the leaf's entries together") {
+            try overTwoGroups.withUnsafeBytes { try PagedBlock(decoding: $0, as: .targets) }
+        }
+        var keyLeaf = ByteWriter(capacity: 64)
+        for value: UInt64 in [1, 0, 0, 2] { keyLeaf.appendVarint(value) }
+        for number in 0..<2 {
+            keyLeaf.append(FrameHandle(offset: 0x10000 + UInt64(number) * 0x10000, storedSize: 60, rawSize: 1 << 20, checksum: 0))
+            keyLeaf.appendVarint(UInt64(PagedBlock.maximumLeafEntries / 2 + 1))
+        }
+        for value: UInt64 in [1, 0, UInt64(PagedBlock.maximumLeafEntries + 2), 1 << 2, UInt64(PagedBlock.maximumLeafEntries + 1) << 2 | 3] { keyLeaf.appendVarint(value) }
+        let overBlocks = keyLeaf.bytes
+        #expect(throws: DecodeFailure.self, "data blocks past the leaf's entries together") {
+            try overBlocks.withUnsafeBytes { try PagedBlock(decoding: $0, as: .keys) }
+        }
+        // A version 5 leaf, a byte an entry, may hold more: as many as its bytes.
+        var old = PagedBlock(run: 1, table: 2, level: 0)
+        old.groups = [.target(9)]
+        old.entries = (1...UInt64(PagedBlock.maximumLeafEntries + 1_000)).map { PagedEntry(key: $0, state: .present) }
+        old.groupEnds = [old.entries.count]
+        let oldBytes = old.encoded(as: .targets, runWords: false)
+        #expect(try oldBytes.withUnsafeBytes { try PagedBlock(decoding: $0, as: .targets) }.entries == old.entries)
         var atLimit = ByteWriter(capacity: 16)
         atLimit.appendVarint(UInt64(PagedBlock.maximumLeafEntries - 1) << 2 | 3)
         var most = ByteWriter(capacity: 16)
