@@ -1,6 +1,8 @@
 // One snapshot block: sorted live records, their values in slot order
 // (FORMAT.md §11.2).
 
+import Synchronization
+
 /// A decoded snapshot block: its raw payload, and where each record's
 /// values lie in it.
 ///
@@ -17,6 +19,10 @@ final class SnapshotBlock: CachedBlock {
     private let starts: [Int]
     private let ends: [Int]
     private let bytes: [UInt8]
+    /// How many values each entity's records hold.
+    private let slotCounts: [Int]
+    /// Whether every record's values were checked (``checkValues()``).
+    private let valuesChecked = Atomic<Bool>(false)
 
     var count: Int { keys.count }
 
@@ -27,9 +33,15 @@ final class SnapshotBlock: CachedBlock {
     let context: BlockContext?
 
     /// Decodes a block's raw payload and checks every record: sorted, of a
-    /// known entity, with exactly as many values as its entity has slots, and
-    /// each value well formed. Damage found here is reported for the block,
-    /// never trusted later.
+    /// known entity, its values within the block; with `checkingValues`,
+    /// also exactly as many values as its entity has slots, each well
+    /// formed. Damage found here is reported for the block, never trusted
+    /// later.
+    ///
+    /// Without `checkingValues`, a record's values are checked when first
+    /// read (``checkValues(at:)``, ``checkValues()``): a lookup of one
+    /// record then checks its values, not the whole block's. Nothing
+    /// hands out a record's bytes before they are checked.
     ///
     /// A block of format version 4 (`hasContext`) starts with its context;
     /// `slotCounts` nil takes the slot counts from it (a rebuild of the index).
@@ -37,7 +49,7 @@ final class SnapshotBlock: CachedBlock {
     /// record's length plus one, 0 marking a tombstone, and may repeat a key
     /// for its older versions, newest first. `expectedCount`, the records
     /// a directory lists in the block, only sizes the arrays up front.
-    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0) throws(DecodeFailure) {
+    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0, checkingValues: Bool = true) throws(DecodeFailure) {
         var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
         var starts: [Int] = [], ends: [Int] = []
         // A record takes at least four bytes, and a block of the default
@@ -51,12 +63,14 @@ final class SnapshotBlock: CachedBlock {
         starts.reserveCapacity(capacity)
         ends.reserveCapacity(capacity)
         var context: BlockContext?
+        var counts: [Int] = []
         try raw.withBytes { (buffer) throws(DecodeFailure) in
             var reader = ByteReader(buffer)
             if hasContext { context = try BlockContext(decoding: &reader) }
             guard let slotCounts = slotCounts ?? context?.entities.map(\.slots.count) else {
                 throw DecodeFailure("the block says nothing of its entities, and no index does")
             }
+            counts = slotCounts
             var previous: (entity: Int, key: UInt64, version: UInt64)?
             while !reader.isAtEnd {
                 let entity = Int(clamping: try reader.readVarint())
@@ -90,15 +104,6 @@ final class SnapshotBlock: CachedBlock {
                 } else {
                     values = try reader.readLengthPrefixed()
                 }
-                var valueReader = ByteReader(values)
-                var slots = 0
-                while !valueReader.isAtEnd {
-                    try valueReader.skipValue { _ throws(DecodeFailure) in }
-                    slots += 1
-                }
-                guard slots == slotCounts[entity] else {
-                    throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) has \(slots) values where its entity has \(slotCounts[entity]) slots")
-                }
                 let end = reader.position
                 entities.append(entity)
                 keys.append(key)
@@ -114,10 +119,42 @@ final class SnapshotBlock: CachedBlock {
         self.versions = versions
         self.starts = starts
         self.ends = ends
+        self.slotCounts = counts
         bytes = raw
+        if checkingValues { try checkValues() }
     }
 
-    /// Calls `body` with the encoded values of the record at `slot`.
+    /// Checks the values of the record at `slot`: each well formed, and as
+    /// many as its entity has slots. A tombstone has none to check.
+    func checkValues(at slot: Int) throws(DecodeFailure) {
+        guard !valuesChecked.load(ordering: .acquiring), !isTombstone(slot) else { return }
+        try bytes.withBytes { (buffer) throws(DecodeFailure) in try checkValues(at: slot, in: buffer) }
+    }
+
+    /// Checks the values of every record, once: what a read of the whole
+    /// block (a scan) needs first.
+    func checkValues() throws(DecodeFailure) {
+        guard !valuesChecked.load(ordering: .acquiring) else { return }
+        try bytes.withBytes { (buffer) throws(DecodeFailure) in
+            for slot in keys.indices where !isTombstone(slot) { try checkValues(at: slot, in: buffer) }
+        }
+        valuesChecked.store(true, ordering: .releasing)
+    }
+
+    private func checkValues(at slot: Int, in buffer: UnsafeRawBufferPointer) throws(DecodeFailure) {
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[starts[slot]..<ends[slot]]))
+        var slots = 0
+        while !reader.isAtEnd {
+            try reader.skipValue { _ throws(DecodeFailure) in }
+            slots += 1
+        }
+        guard slots == slotCounts[entities[slot]] else {
+            throw DecodeFailure("record \(slot + 1) (entity #\(entities[slot]), key \(keys[slot])) has \(slots) values where its entity has \(slotCounts[entities[slot]]) slots")
+        }
+    }
+
+    /// Calls `body` with the encoded values of the record at `slot`, which
+    /// the caller checked (``checkValues(at:)``), or the block's reader did.
     func withValues<Result>(at slot: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[slot]..<ends[slot]])) }
     }
@@ -131,7 +168,8 @@ final class SnapshotBlock: CachedBlock {
     }
 
     /// Calls `body` with the block's records borrowed in place: what a scan
-    /// reads record after record without retaining the block at each one.
+    /// reads record after record without retaining the block at each one,
+    /// once their values are checked (``checkValues()``).
     /// The records, and every buffer they give, are valid inside `body` only.
     func withRecords(_ body: (Records) -> Void) {
         keys.withUnsafeBufferPointer { keys in

@@ -224,15 +224,32 @@ final class SnapshotFile: Sendable {
 
     /// The block at `number` (0-based), from the cache or decoded now; nil
     /// when it cannot be read, the failure kept for ``checkReadable()``.
+    /// Its records' values are checked as they are read
+    /// (``checkedValues(of:at:)``), not here: a lookup reads one record of
+    /// the block.
     func block(_ number: Int) -> SnapshotBlock? {
         if let cached = cache.block(.data(number)) as? SnapshotBlock { return cached }
         do throws(LogStoreError) {
-            let block = try readBlock(number)
+            let block = try readBlock(number, checkingValues: false)
             cache.insert(block, as: .data(number))
             return block
         } catch {
             keep(error)
             return nil
+        }
+    }
+
+    /// Whether the values of the record at `slot` of `block` (of every
+    /// record, when nil) are well formed; when not, the failure is kept as
+    /// the block's, for ``checkReadable()``.
+    func checkedValues(of block: SnapshotBlock, at slot: Int? = nil) -> Bool {
+        do throws(DecodeFailure) {
+            if let slot { try block.checkValues(at: slot) } else { try block.checkValues() }
+            return true
+        } catch {
+            let number = block.number
+            keep(Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0, reason: error.reason))
+            return false
         }
     }
 
@@ -243,19 +260,21 @@ final class SnapshotFile: Sendable {
         failedReads.add(1, ordering: .relaxed)
     }
 
-    /// Reads and decodes block `number` (0-based), bypassing the cache.
-    func readBlock(_ number: Int) throws(LogStoreError) -> SnapshotBlock {
-        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, paged: isPaged, in: file)
+    /// Reads and decodes block `number` (0-based), bypassing the cache;
+    /// with `checkingValues`, checks every record's values too.
+    func readBlock(_ number: Int, checkingValues: Bool = true) throws(LogStoreError) -> SnapshotBlock {
+        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, paged: isPaged, checkingValues: checkingValues, in: file)
         decodedBlocks.add(1, ordering: .relaxed)
         return block
     }
 
     /// Reads block `number` (0-based) of `directory` from `file` and checks
-    /// all of it: the frame, every record against the directory and the
-    /// entities' slot counts, and the context the block starts with, if
-    /// `context` says it has one, against it. A paged snapshot's block
-    /// (`paged`) numbers its records' lengths from one (FORMAT.md §13.5).
-    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, paged: Bool = false, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
+    /// all of it: the frame, every record against the directory and, with
+    /// `checkingValues`, the entities' slot counts, and the context the
+    /// block starts with, if `context` says it has one, against it. A paged
+    /// snapshot's block (`paged`) numbers its records' lengths from one
+    /// (FORMAT.md §13.5).
+    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, paged: Bool = false, checkingValues: Bool = true, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
@@ -269,7 +288,7 @@ final class SnapshotFile: Sendable {
             throw damaged("it is not the block the directory lists there")
         }
         do throws(DecodeFailure) {
-            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged, expectedCount: entry.recordCount)
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged, expectedCount: entry.recordCount, checkingValues: checkingValues)
             if let context, block.context.map(context.agrees) != true {
                 throw DecodeFailure("the context it starts with is not what the index says")
             }

@@ -199,12 +199,16 @@ struct EntityTable: Sendable {
         // A block that cannot be read was recorded by the snapshot; the
         // store refuses saves after it (SnapshotFile.checkReadable).
         guard let block = snapshot.block(number) else { return nil }
+        guard slot < block.count, block.keys[slot] == key, !block.isTombstone(slot) else {
+            snapshot.reportMisplaced(key: key, block: number, slot: slot)
+            return nil
+        }
+        guard snapshot.checkedValues(of: block, at: slot) else { return nil }
         var result: Result?
         block.withRecords { records in
             guard let values = records.values(at: slot, key: key) else { return }
             result = body(version(inBlock: records.versions[slot], of: snapshot), values)
         }
-        if result == nil { snapshot.reportMisplaced(key: key, block: number, slot: slot) }
         return result
     }
 
@@ -220,7 +224,8 @@ struct EntityTable: Sendable {
         var next = 0
         arena.bytes.withUnsafeBytes { arenaBytes in
             located.forEachRun { number, firstSlot, run in
-                guard let block = snapshot?.block(number) else {
+                // A scan reads every record of the block: all are checked.
+                guard let snapshot, let block = snapshot.block(number), snapshot.checkedValues(of: block) else {
                     // Its records cannot be read (the failure is kept); the
                     // changed ones among them still can.
                     for index in 0..<run.count { _ = emitChanges(through: run[index], changed, &next, arenaBytes, body) }
@@ -240,7 +245,7 @@ struct EntityTable: Sendable {
                         if let values = records.values(at: slot, key: key) {
                             body(key, Self.version(inBlock: records.versions[slot], of: snapshot), values)
                         } else {
-                            snapshot?.reportMisplaced(key: key, block: number, slot: slot)
+                            snapshot.reportMisplaced(key: key, block: number, slot: slot)
                         }
                     }
                 }
