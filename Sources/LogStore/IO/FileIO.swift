@@ -48,9 +48,18 @@ protocol FileIO: AnyObject, Sendable {
 extension FileIO {
     /// Reads exactly `count` bytes at `offset`, or fewer at the end of the file.
     func read(count: Int, at offset: UInt64) throws(LogStoreError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = try bytes.withMutableBytes { (buffer) throws(LogStoreError) in try read(into: buffer, at: offset) }
-        bytes.removeLast(count - got)
+        // Not zeroed first: only the bytes read are kept, and zeroing a
+        // block's buffer cost a lookup as much as checksumming it.
+        var failure: LogStoreError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(LogStoreError) {
+                initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
         return bytes
     }
 

@@ -411,7 +411,7 @@ extension FrameScanner {
     /// that gives its size says, and is read in one call: a cold read then
     /// asks the disk for the frame's bytes at once, and the kernel sizes its
     /// read-ahead to them instead of to a 40-byte header.
-    static func readFrame(in file: any FileIO, at offset: UInt64, limit: UInt64, filling: Bool = false) throws(LogStoreError) -> Result<(FrameHeader, [UInt8]), DecodeFailure> {
+    static func readFrame(in file: any FileIO, at offset: UInt64, limit: UInt64, filling: Bool = false) throws(LogStoreError) -> Result<(FrameHeader, ArraySlice<UInt8>), DecodeFailure> {
         guard offset >= UInt64(FileLayout.headerSize), offset <= limit, limit - offset >= UInt64(FrameLayout.headerSize) else {
             return .failure(DecodeFailure("no frame fits at offset \(offset) (the region ends at \(limit))"))
         }
@@ -427,8 +427,10 @@ extension FrameScanner {
         } else {
             whole = nil
         }
-        let head: [UInt8]
-        if let whole { head = Array(whole[..<headerSize]) } else { head = try file.read(count: headerSize, at: offset) }
+        // Slices of one read when `filling`: a snapshot block is read
+        // once, not copied into a header and a payload.
+        let head: ArraySlice<UInt8>
+        if let whole { head = whole[..<headerSize] } else { head = try file.read(count: headerSize, at: offset)[...] }
         guard head.count == headerSize else { return .failure(DecodeFailure("the file ends inside the frame header")) }
         let storedSize: UInt32
         switch head.withUnsafeBytes({ FrameHeader.declaredPayloadSize($0) }) {
@@ -443,8 +445,8 @@ extension FrameScanner {
         guard !filling || UInt64(storedSize) == region else {
             return .failure(DecodeFailure("the frame declares \(storedSize) bytes of payload where \(region) were expected"))
         }
-        let payload: [UInt8]
-        if let whole { payload = Array(whole[headerSize...]) } else { payload = try file.read(count: Int(storedSize), at: offset + UInt64(headerSize)) }
+        let payload: ArraySlice<UInt8>
+        if let whole { payload = whole[headerSize...] } else { payload = try file.read(count: Int(storedSize), at: offset + UInt64(headerSize))[...] }
         guard payload.count == Int(storedSize) else { return .failure(DecodeFailure("the file ends inside the frame's payload")) }
         let matches = head.withUnsafeBytes { header in payload.withUnsafeBytes { FrameHeader.checksumMatches(header: header, payload: $0) } }
         guard matches else { return .failure(DecodeFailure("the frame fails its checksum")) }

@@ -11,26 +11,58 @@ import Synchronization
 final class SnapshotBlock: CachedBlock {
     /// The block's position in the snapshot's directory.
     let number: Int
-    /// Per record, in block order: its entity (a position in the snapshot's
-    /// entity list), key and version, and where its values are in `bytes`.
-    let entities: [Int]
-    let keys: [UInt64]
-    let versions: [UInt64]
-    private let starts: [Int]
-    private let ends: [Int]
+    /// Per record, in block order, its key, version and where its values
+    /// are in `bytes`: one array of 24-byte places, since a block stays in
+    /// the cache and a lookup that misses it pays for every page it takes.
+    private let places: [Place]
+    /// The records' entities (positions in the snapshot's entity list), a
+    /// run at a time: records are sorted by entity first, so a block holds
+    /// a few runs, mostly one.
+    private let entityRuns: [EntityRun]
     private let bytes: [UInt8]
     /// How many values each entity's records hold.
     private let slotCounts: [Int]
     /// Whether every record's values were checked (``checkValues()``).
     private let valuesChecked = Atomic<Bool>(false)
 
-    var count: Int { keys.count }
+    /// Where one record is. `start` is ``tombstone`` for a tombstone.
+    fileprivate struct Place {
+        let key: UInt64
+        let version: UInt64
+        let start: Int32
+        let end: Int32
+    }
+
+    /// The records from `firstSlot` up to the next run's are of `entity`.
+    private struct EntityRun {
+        let entity: Int
+        let firstSlot: Int
+    }
+
+    var count: Int { places.count }
 
     /// The raw size of the block, which the cache counts.
-    var byteCount: Int { bytes.count + keys.count * 40 }
+    var byteCount: Int { bytes.count + places.count * MemoryLayout<Place>.stride }
 
     /// The context the block starts with (format version 4), nil before.
     let context: BlockContext?
+
+    /// The key of the record at `slot`.
+    func key(at slot: Int) -> UInt64 { places[slot].key }
+
+    /// The version of the record at `slot`: the transaction that wrote it.
+    func version(at slot: Int) -> UInt64 { places[slot].version }
+
+    /// The entity (a position in the snapshot's entity list) of the record at `slot`.
+    func entity(at slot: Int) -> Int {
+        // The last run starting at or before `slot`.
+        var low = 0, high = entityRuns.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if entityRuns[middle].firstSlot <= slot { low = middle } else { high = middle - 1 }
+        }
+        return entityRuns[low].entity
+    }
 
     /// Decodes a block's raw payload and checks every record: sorted, of a
     /// known entity, its values within the block; with `checkingValues`,
@@ -50,18 +82,12 @@ final class SnapshotBlock: CachedBlock {
     /// for its older versions, newest first. `expectedCount`, the records
     /// a directory lists in the block, only sizes the arrays up front.
     init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0, checkingValues: Bool = true) throws(DecodeFailure) {
-        var entities: [Int] = [], keys: [UInt64] = [], versions: [UInt64] = []
-        var starts: [Int] = [], ends: [Int] = []
+        var places: [Place] = [], entityRuns: [EntityRun] = []
         // A record takes at least four bytes, and a block of the default
         // size holds a few hundred: a crafted count reserves no more than
         // the block's bytes could hold, nor more than a few thousand
         // records (more grow as they are read).
-        let capacity = min(max(expectedCount, 0), raw.count / 4, 4_096)
-        entities.reserveCapacity(capacity)
-        keys.reserveCapacity(capacity)
-        versions.reserveCapacity(capacity)
-        starts.reserveCapacity(capacity)
-        ends.reserveCapacity(capacity)
+        places.reserveCapacity(min(max(expectedCount, 0), raw.count / 4, 4_096))
         var context: BlockContext?
         var counts: [Int] = []
         try raw.withBytes { (buffer) throws(DecodeFailure) in
@@ -75,50 +101,41 @@ final class SnapshotBlock: CachedBlock {
             while !reader.isAtEnd {
                 let entity = Int(clamping: try reader.readVarint())
                 guard entity < slotCounts.count else {
-                    throw DecodeFailure("record \(keys.count + 1) names entity #\(entity), but the snapshot has \(slotCounts.count)")
+                    throw DecodeFailure("record \(places.count + 1) names entity #\(entity), but the snapshot has \(slotCounts.count)")
                 }
                 let key = try reader.readVarint()
                 let version = try reader.readVarint()
                 if let previous {
                     let order = (previous.entity, previous.key) < (entity, key) ? 1 : (previous.entity, previous.key) == (entity, key) ? 0 : -1
                     guard order > 0 || (paged && order == 0 && version < previous.version) else {
-                        throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) is out of order")
+                        throw DecodeFailure("record \(places.count + 1) (entity #\(entity), key \(key)) is out of order")
                     }
                 }
+                if previous?.entity != entity { entityRuns.append(EntityRun(entity: entity, firstSlot: places.count)) }
                 previous = (entity, key, version)
                 let values: UnsafeRawBufferPointer
                 if paged {
                     let length = try reader.readVarint()
                     if length == 0 {
-                        entities.append(entity)
-                        keys.append(key)
-                        versions.append(version)
-                        starts.append(Self.tombstone)
-                        ends.append(reader.position)
+                        places.append(Place(key: key, version: version, start: Self.tombstone, end: Int32(reader.position)))
                         continue
                     }
                     guard length - 1 <= UInt64(reader.remaining) else {
-                        throw DecodeFailure("record \(keys.count + 1) (entity #\(entity), key \(key)) declares \(length - 1) bytes of values, past the end of the block")
+                        throw DecodeFailure("record \(places.count + 1) (entity #\(entity), key \(key)) declares \(length - 1) bytes of values, past the end of the block")
                     }
                     values = try reader.readBytes(count: Int(length - 1))
                 } else {
                     values = try reader.readLengthPrefixed()
                 }
+                // A frame's payload is at most 256 MiB (FrameLayout.maxPayloadSize), so offsets fit.
                 let end = reader.position
-                entities.append(entity)
-                keys.append(key)
-                versions.append(version)
-                starts.append(end - values.count)
-                ends.append(end)
+                places.append(Place(key: key, version: version, start: Int32(end - values.count), end: Int32(end)))
             }
         }
         self.number = number
         self.context = context
-        self.entities = entities
-        self.keys = keys
-        self.versions = versions
-        self.starts = starts
-        self.ends = ends
+        self.places = places
+        self.entityRuns = entityRuns
         self.slotCounts = counts
         bytes = raw
         if checkingValues { try checkValues() }
@@ -136,34 +153,37 @@ final class SnapshotBlock: CachedBlock {
     func checkValues() throws(DecodeFailure) {
         guard !valuesChecked.load(ordering: .acquiring) else { return }
         try bytes.withBytes { (buffer) throws(DecodeFailure) in
-            for slot in keys.indices where !isTombstone(slot) { try checkValues(at: slot, in: buffer) }
+            for slot in places.indices where !isTombstone(slot) { try checkValues(at: slot, in: buffer) }
         }
         valuesChecked.store(true, ordering: .releasing)
     }
 
     private func checkValues(at slot: Int, in buffer: UnsafeRawBufferPointer) throws(DecodeFailure) {
-        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[starts[slot]..<ends[slot]]))
+        let place = places[slot]
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[Int(place.start)..<Int(place.end)]))
         var slots = 0
         while !reader.isAtEnd {
             try reader.skipValue { _ throws(DecodeFailure) in }
             slots += 1
         }
-        guard slots == slotCounts[entities[slot]] else {
-            throw DecodeFailure("record \(slot + 1) (entity #\(entities[slot]), key \(keys[slot])) has \(slots) values where its entity has \(slotCounts[entities[slot]]) slots")
+        let owner = entity(at: slot)
+        guard slots == slotCounts[owner] else {
+            throw DecodeFailure("record \(slot + 1) (entity #\(owner), key \(place.key)) has \(slots) values where its entity has \(slotCounts[owner]) slots")
         }
     }
 
     /// Calls `body` with the encoded values of the record at `slot`, which
     /// the caller checked (``checkValues(at:)``), or the block's reader did.
     func withValues<Result>(at slot: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[slot]..<ends[slot]])) }
+        let place = places[slot]
+        return bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[Int(place.start)..<Int(place.end)])) }
     }
 
     /// ``withValues(at:_:)`` for the record with `key`, which the index
     /// placed at `slot`; nil if the block holds another record there, or
     /// that key's tombstone.
     func withValues<Result>(at slot: Int, key: UInt64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        guard slot < keys.count, keys[slot] == key, !isTombstone(slot) else { return nil }
+        guard slot < places.count, places[slot].key == key, !isTombstone(slot) else { return nil }
         return withValues(at: slot, body)
     }
 
@@ -172,44 +192,39 @@ final class SnapshotBlock: CachedBlock {
     /// once their values are checked (``checkValues()``).
     /// The records, and every buffer they give, are valid inside `body` only.
     func withRecords(_ body: (Records) -> Void) {
-        keys.withUnsafeBufferPointer { keys in
-            versions.withUnsafeBufferPointer { versions in
-                starts.withUnsafeBufferPointer { starts in
-                    ends.withUnsafeBufferPointer { ends in
-                        bytes.withUnsafeBytes { bytes in
-                            body(Records(keys: keys, versions: versions, starts: starts, ends: ends, bytes: bytes))
-                        }
-                    }
-                }
-            }
+        places.withUnsafeBufferPointer { places in
+            bytes.withUnsafeBytes { bytes in body(Records(places: places, bytes: bytes)) }
         }
     }
 
     /// A block's records, borrowed for the length of ``withRecords(_:)``,
     /// which must not keep them.
     struct Records {
-        let keys: UnsafeBufferPointer<UInt64>
-        let versions: UnsafeBufferPointer<UInt64>
-        fileprivate let starts: UnsafeBufferPointer<Int>
-        fileprivate let ends: UnsafeBufferPointer<Int>
+        fileprivate let places: UnsafeBufferPointer<Place>
         fileprivate let bytes: UnsafeRawBufferPointer
+
+        /// The version of the record at `slot`.
+        @inline(__always)
+        func version(at slot: Int) -> UInt64 { places[slot].version }
 
         /// The encoded values of the record with `key`, which the index
         /// placed at `slot`; nil if the block holds another record there,
         /// or that key's tombstone (as ``SnapshotBlock/withValues(at:key:_:)``).
         @inline(__always)
         func values(at slot: Int, key: UInt64) -> UnsafeRawBufferPointer? {
-            guard slot < keys.count, keys[slot] == key, starts[slot] != SnapshotBlock.tombstone else { return nil }
-            return UnsafeRawBufferPointer(rebasing: bytes[starts[slot]..<ends[slot]])
+            guard slot < places.count else { return nil }
+            let place = places[slot]
+            guard place.key == key, place.start != SnapshotBlock.tombstone else { return nil }
+            return UnsafeRawBufferPointer(rebasing: bytes[Int(place.start)..<Int(place.end)])
         }
     }
 
     /// Whether the record at `slot` is a tombstone (FORMAT.md §13.5): the
     /// key deleted as of its version, with no values.
-    func isTombstone(_ slot: Int) -> Bool { starts[slot] == Self.tombstone }
+    func isTombstone(_ slot: Int) -> Bool { places[slot].start == Self.tombstone }
 
     /// Where a tombstone's values would start: it has none.
-    fileprivate static let tombstone = -1
+    fileprivate static let tombstone: Int32 = -1
 
     /// Appends one record to a block's raw payload; in a paged snapshot's
     /// block (`paged`) its length is one more, and nil values are a tombstone.

@@ -182,7 +182,7 @@ final class SnapshotFile: Sendable {
     /// nil), decompressed, with its header. Whatever is wrong is thrown as
     /// `damaged(reason)`, which names the frame as its reader knows it.
     static func readPayload(of kind: FrameKind, in file: any FileIO, at offset: UInt64, limit: UInt64, filling: Bool = false, damaged: (String) -> LogStoreError, check: (FrameHeader) -> String? = { _ in nil }) throws(LogStoreError) -> ([UInt8], FrameHeader) {
-        let (header, stored): (FrameHeader, [UInt8])
+        let (header, stored): (FrameHeader, ArraySlice<UInt8>)
         switch try FrameScanner.readFrame(in: file, at: offset, limit: limit, filling: filling) {
         case .success(let frame): (header, stored) = frame
         case .failure(let failure): throw damaged(failure.reason)
@@ -196,15 +196,28 @@ final class SnapshotFile: Sendable {
         }
     }
 
-    static func decompress(_ header: FrameHeader, _ stored: [UInt8]) throws(DecodeFailure) -> [UInt8] {
+    /// A frame's payload as stored, decompressed to the raw size its header gives.
+    static func decompress(_ header: FrameHeader, _ stored: ArraySlice<UInt8>) throws(DecodeFailure) -> [UInt8] {
+        try stored.withBytes { (source) throws(DecodeFailure) in try decompress(header, source) }
+    }
+
+    /// ``decompress(_:_:)-(_,ArraySlice<UInt8>)`` from borrowed bytes.
+    static func decompress(_ header: FrameHeader, _ stored: UnsafeRawBufferPointer) throws(DecodeFailure) -> [UInt8] {
         switch header.codec {
         case .raw:
-            return stored
+            return Array(stored)
         case .lz4Block:
-            var raw = [UInt8](repeating: 0, count: Int(header.rawSize))
-            try stored.withBytes { (source) throws(DecodeFailure) in
-                try raw.withMutableBytes { (destination) throws(DecodeFailure) in try LZ4.decompress(source, into: destination) }
+            // Not zeroed first: LZ4.decompress fails unless it writes every byte.
+            var failure: DecodeFailure?
+            let raw = [UInt8](unsafeUninitializedCapacity: Int(header.rawSize)) { destination, initialized in
+                initialized = destination.count
+                do throws(DecodeFailure) {
+                    try LZ4.decompress(stored, into: UnsafeMutableRawBufferPointer(destination))
+                } catch {
+                    failure = error
+                }
             }
+            if let failure { throw failure }
             return raw
         case .lz4BlockWithDictionary:
             throw DecodeFailure("a snapshot frame is compressed against a store dictionary, which only transactions may use")
@@ -279,7 +292,7 @@ final class SnapshotFile: Sendable {
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
         guard !overflow else { throw damaged("it is said to lie past the largest offset a file can have") }
-        let frame: (FrameHeader, [UInt8])
+        let frame: (FrameHeader, ArraySlice<UInt8>)
         switch try FrameScanner.readFrame(in: file, at: entry.offset, limit: end, filling: true) {
         case .success(let read): frame = read
         case .failure(let failure): throw damaged(failure.reason)
@@ -305,8 +318,8 @@ final class SnapshotFile: Sendable {
                     }
                 }
             }
-            guard block.count == entry.recordCount, block.entities.first == entry.firstEntity, block.keys.first == entry.firstKey,
-                  block.entities.last == entry.lastEntity, block.keys.last == entry.lastKey else {
+            guard block.count == entry.recordCount, block.count > 0, block.entity(at: 0) == entry.firstEntity, block.key(at: 0) == entry.firstKey,
+                  block.entity(at: block.count - 1) == entry.lastEntity, block.key(at: block.count - 1) == entry.lastKey else {
                 throw DecodeFailure("its records are not the ones the directory lists")
             }
             return block

@@ -246,7 +246,7 @@ struct SnapshotSalvage {
         for block in blocks {
             let skipped = Set(index.blocks[block.number].skipped)
             for position in 0..<block.count where !skipped.contains(position) {
-                let entity = index.entities[block.entities[position]]
+                let entity = index.entities[block.entity(at: position)]
                 let values = block.withValues(at: position) { bytes in
                     var reader = ByteReader(bytes)
                     var values: [StoredValue] = []
@@ -254,7 +254,7 @@ struct SnapshotSalvage {
                     while !reader.isAtEnd, let value = try? reader.readValue(trusted: true) { values.append(value) }
                     return values
                 }
-                try rewriter.addRecord(entity: entity.name, key: block.keys[position], slots: entity.slots, values: values, names: origin.symbols)
+                try rewriter.addRecord(entity: entity.name, key: block.key(at: position), slots: entity.slots, values: values, names: origin.symbols)
                 outcome.keptRecords += 1
             }
         }
@@ -492,14 +492,14 @@ extension SnapshotSalvage {
             let summary = try scanner.scan(from: position, lastSequence: lastNumber, checksSequence: !paged) { (frame, stored) throws(DecodeFailure) in
                 if paged, frame.header.kind == .indexBlock { return }
                 if paged, frame.header.kind == .catalog {
-                    let raw = try SnapshotFile.decompress(frame.header, Array(stored))
+                    let raw = try SnapshotFile.decompress(frame.header, stored)
                     catalog = try raw.withBytes { (bytes) throws(DecodeFailure) in try SnapshotCatalog(decoding: bytes) }
                     return
                 }
                 guard frame.header.kind == .snapshotBlock else { throw DecodeFailure("a \(frame.header.kind) frame stands among the blocks") }
-                let block = try SnapshotBlock(number: found.count, raw: try SnapshotFile.decompress(frame.header, Array(stored)), slotCounts: nil, hasContext: true, paged: paged)
+                let block = try SnapshotBlock(number: found.count, raw: try SnapshotFile.decompress(frame.header, stored), slotCounts: nil, hasContext: true, paged: paged)
                 guard let own = block.context, block.count > 0, context.map(own.agrees) ?? true,
-                      found.last.map({ ($0.block.entities.last!, $0.block.keys.last!) < (block.entities[0], block.keys[0]) }) ?? true else {
+                      found.last.map({ ($0.block.entity(at: $0.block.count - 1), $0.block.key(at: $0.block.count - 1)) < (block.entity(at: 0), block.key(at: 0)) }) ?? true else {
                     throw DecodeFailure("its context or its records disagree with the blocks before it")
                 }
                 context = context ?? own
@@ -533,13 +533,13 @@ extension SnapshotSalvage {
         for (frame, offset, block) in found {
             var entry = SnapshotIndex.Block(
                 offset: offset, storedSize: frame.storedSize, rawSize: frame.rawSize, checksum: frame.checksum, recordCount: block.count,
-                firstEntity: block.entities[0], firstKey: block.keys[0], lastEntity: block.entities[block.count - 1], lastKey: block.keys[block.count - 1])
+                firstEntity: block.entity(at: 0), firstKey: block.key(at: 0), lastEntity: block.entity(at: block.count - 1), lastKey: block.key(at: block.count - 1))
             for position in 0..<block.count {
                 // A tombstone, or an older version of the record before it, is not live.
-                if block.isTombstone(position) || (position > 0 && block.keys[position] == block.keys[position - 1] && block.entities[position] == block.entities[position - 1]) {
+                if block.isTombstone(position) || (position > 0 && block.key(at: position) == block.key(at: position - 1) && block.entity(at: position) == block.entity(at: position - 1)) {
                     entry.skipped.append(position)
                 } else {
-                    index.entities[block.entities[position]].keys.append(block.keys[position])
+                    index.entities[block.entity(at: position)].keys.append(block.key(at: position))
                 }
             }
             index.blocks.append(entry)
@@ -550,8 +550,8 @@ extension SnapshotSalvage {
         for gap in gaps {
             let before = gap == 0 ? nil : found[gap - 1].block
             let after = gap == found.count ? nil : found[gap].block
-            let lower = before.map { ($0.entities[$0.count - 1], $0.keys[$0.count - 1]) }
-            let upper = after.map { ($0.entities[0], $0.keys[0]) }
+            let lower = before.map { ($0.entity(at: $0.count - 1), $0.key(at: $0.count - 1)) }
+            let upper = after.map { ($0.entity(at: 0), $0.key(at: 0)) }
             let first = lower?.0 ?? 0, last = upper?.0 ?? context.entities.count - 1
             guard first <= last else { continue }
             for entity in first...last {

@@ -199,7 +199,7 @@ struct EntityTable: Sendable {
         // A block that cannot be read was recorded by the snapshot; the
         // store refuses saves after it (SnapshotFile.checkReadable).
         guard let block = snapshot.block(number) else { return nil }
-        guard slot < block.count, block.keys[slot] == key, !block.isTombstone(slot) else {
+        guard slot < block.count, block.key(at: slot) == key, !block.isTombstone(slot) else {
             snapshot.reportMisplaced(key: key, block: number, slot: slot)
             return nil
         }
@@ -207,7 +207,7 @@ struct EntityTable: Sendable {
         var result: Result?
         block.withRecords { records in
             guard let values = records.values(at: slot, key: key) else { return }
-            result = body(version(inBlock: records.versions[slot], of: snapshot), values)
+            result = body(version(inBlock: records.version(at: slot), of: snapshot), values)
         }
         return result
     }
@@ -243,7 +243,7 @@ struct EntityTable: Sendable {
                         }
                         let slot = firstSlot + index
                         if let values = records.values(at: slot, key: key) {
-                            body(key, Self.version(inBlock: records.versions[slot], of: snapshot), values)
+                            body(key, Self.version(inBlock: records.version(at: slot), of: snapshot), values)
                         } else {
                             snapshot.reportMisplaced(key: key, block: number, slot: slot)
                         }

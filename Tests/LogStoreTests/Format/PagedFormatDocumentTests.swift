@@ -64,7 +64,7 @@ struct PagedFormatDocumentTests {
             var read: [(key: UInt64, version: UInt64)] = []
             for number in snapshot.directory.indices {
                 let block = try snapshot.readBlock(number)
-                for slot in 0..<block.count { read.append((block.keys[slot], block.versions[slot])) }
+                for slot in 0..<block.count { read.append((block.key(at: slot), block.version(at: slot))) }
             }
             #expect(read.map(\.key) == Example.records.map(\.key))
             #expect(read.map(\.version) == Example.records.map(\.version))

@@ -58,7 +58,7 @@ struct SnapshotFormatDocumentTests {
                         while !reader.isAtEnd, let value = try? reader.readValue() { values.append(value) }
                         return values
                     }
-                    read.append((block.keys[slot], block.versions[slot], values))
+                    read.append((block.key(at: slot), block.version(at: slot), values))
                 }
             }
             #expect(read.map(\.key) == Example.records.map(\.key))

@@ -545,7 +545,8 @@ struct PagedSnapshotTests {
                 let extent = try #require(try SnapshotFile.read(in: file, header: try Self.header(path), fileSize: try file.size()))
                 let slotCounts = extent.index.entities.map(\.slots.count)
                 return try extent.index.blocks.indices.flatMap { number in
-                    try SnapshotFile.readBlock(number, of: extent.index.blocks, slotCounts: slotCounts, context: extent.index.blockContext, paged: true, in: file).versions
+                    let block = try SnapshotFile.readBlock(number, of: extent.index.blocks, slotCounts: slotCounts, context: extent.index.blockContext, paged: true, in: file)
+                    return (0..<block.count).map(block.version(at:))
                 }
             }
             let first = try versions()

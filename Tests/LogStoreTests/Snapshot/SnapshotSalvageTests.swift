@@ -187,7 +187,7 @@ extension SnapshotSalvageTests {
             let start = Int(entry.offset)
             let head = Array(original[start..<(start + FrameLayout.headerSize)])
             let header = try head.withUnsafeBytes { try FrameHeader.parse($0).get() }
-            let stored = Array(original[(start + FrameLayout.headerSize)..<(start + Int(entry.frameSize))])
+            let stored = original[(start + FrameLayout.headerSize)..<(start + Int(entry.frameSize))]
             var raw = try SnapshotFile.decompress(header, stored)
             try raw.withUnsafeBytes { buffer in
                 var reader = ByteReader(buffer)
