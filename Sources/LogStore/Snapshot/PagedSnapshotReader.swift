@@ -266,9 +266,10 @@ struct PagedSnapshotReader {
         // other leaf is described by its parent.
         let leaves: [(handle: FrameHandle, entryCount: UInt64, first: (group: PagedGroup, key: UInt64)?)] =
             tree.height == 0 ? [(tree.top, tree.entryCount, nil)] : try reader.leaves().map { ($0.handle, $0.entryCount, ($0.group, $0.key)) }
-        for child in leaves {
+        for (position, child) in leaves.enumerated() {
             let leaf = try indexBlock(child.handle, of: run) { (bytes) throws(DecodeFailure) in try KeyDirectoryLeaf(decoding: bytes) }
             let offset = child.handle.offset
+            if position == 0 { reserveBlocks(firstLeaf: leaf, leafCount: leaves.count, run: run, located: &located, index: &index) }
             guard leaf.run == tree.run, leaf.table == tree.table else {
                 throw damaged(offset, "it says run \(leaf.run), table \(leaf.table), level 0 where run \(tree.run), table \(tree.table), level 0 was expected")
             }
@@ -337,6 +338,20 @@ struct PagedSnapshotReader {
                 index.blocks.append(block)
             }
         }
+    }
+
+    /// Makes room for the data blocks of a key directory of `leafCount`
+    /// leaves, guessed from its first: writers fill every leaf but the
+    /// last alike, so the guess is close, and the directory and the first
+    /// entity's located keys then grow without copying themselves. A
+    /// crafted leaf cannot make it reserve more blocks than the run's bytes
+    /// hold frame headers.
+    private func reserveBlocks(firstLeaf leaf: KeyDirectoryLeaf, leafCount: Int, run: SnapshotRoot.Run, located: inout [LocatedKeys], index: inout SnapshotIndex) {
+        let (guess, overflow) = leaf.dataBlocks.count.multipliedReportingOverflow(by: leafCount)
+        let fitting = (run.extentEnd - min(run.extentStart, run.extentEnd)) / UInt64(FrameLayout.headerSize)
+        let blocks = overflow ? Int(clamping: fitting) : min(guess, Int(clamping: fitting))
+        index.blocks.reserveCapacity(index.blocks.count + blocks)
+        if let entity = leaf.runs.first?.entity, entity < located.count { located[entity].reserveCapacity(segments: blocks) }
     }
 
     /// A secondary index's groups, or nil when one is cut (FORMAT.md §13.5):

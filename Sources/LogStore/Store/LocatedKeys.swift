@@ -96,14 +96,22 @@ struct LocatedKeys: Sendable, Equatable {
         return true
     }
 
-    /// Gives back the room its arrays grew into while keys were appended.
+    /// Makes room for `count` segments, as many as the blocks an open
+    /// expects its keys to lie in, so that appending them copies nothing.
+    mutating func reserveCapacity(segments count: Int) {
+        segments.reserveCapacity(count)
+    }
+
+    /// Gives back the room its arrays grew into while keys were appended,
+    /// when that is more than an eighth of what they hold: a copy of the
+    /// whole array to save less would cost an open more than it saves.
     mutating func trim() {
         segments = Self.trimmed(segments)
         offsets = Self.trimmed(offsets)
     }
 
     private static func trimmed<Element>(_ array: [Element]) -> [Element] {
-        guard array.capacity > array.count else { return array }
+        guard array.capacity - array.count > array.count / 8 else { return array }
         var copy: [Element] = []
         copy.reserveCapacity(array.count)
         copy.append(contentsOf: array)
