@@ -18,7 +18,9 @@ protocol FileIO: AnyObject, Sendable {
     /// the store): messages name it from now on.
     func didMove(to path: String)
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read
-    /// (fewer only at the end of the file).
+    /// (fewer only at the end of the file), which are the first ones of
+    /// `buffer`. Callers keep only those: the rest of `buffer` may be
+    /// uninitialized memory.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(LogStoreError) -> Int
     /// Writes all of `bytes` at `offset`, or throws.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(LogStoreError)

@@ -266,16 +266,16 @@ struct PagedSnapshotReader {
         // other leaf is described by its parent.
         let leaves: [(handle: FrameHandle, entryCount: UInt64, first: (group: PagedGroup, key: UInt64)?)] =
             tree.height == 0 ? [(tree.top, tree.entryCount, nil)] : try reader.leaves().map { ($0.handle, $0.entryCount, ($0.group, $0.key)) }
-        for (position, child) in leaves.enumerated() {
+        for (leafNumber, child) in leaves.enumerated() {
             let leaf = try indexBlock(child.handle, of: run) { (bytes) throws(DecodeFailure) in try KeyDirectoryLeaf(decoding: bytes) }
             let offset = child.handle.offset
-            if position == 0 { reserveBlocks(firstLeaf: leaf, leafCount: leaves.count, run: run, located: &located, index: &index) }
             guard leaf.run == tree.run, leaf.table == tree.table else {
                 throw damaged(offset, "it says run \(leaf.run), table \(leaf.table), level 0 where run \(tree.run), table \(tree.table), level 0 was expected")
             }
             guard UInt64(leaf.entryCount) == child.entryCount else {
                 throw damaged(offset, "it holds \(leaf.entryCount) entries where \(child.first == nil ? "the root lists" : "its parent lists") \(child.entryCount)")
             }
+            if leafNumber == 0 { reserveBlocks(firstLeaf: leaf, leafCount: leaves.count, run: run, located: &located, index: &index) }
             guard let first = leaf.first, let last = leaf.last else { continue }
             if let expected = child.first, PagedGroup.order((.entity(first.entity), first.key), expected) != .orderedSame {
                 throw damaged(offset, "its first entry is not the one its parent lists")
@@ -343,13 +343,20 @@ struct PagedSnapshotReader {
     /// Makes room for the data blocks of a key directory of `leafCount`
     /// leaves, guessed from its first: writers fill every leaf but the
     /// last alike, so the guess is close, and the directory and the first
-    /// entity's located keys then grow without copying themselves. A
-    /// crafted leaf cannot make it reserve more blocks than the run's bytes
-    /// hold frame headers.
+    /// entity's located keys then grow without copying themselves. The
+    /// leaves are not all read yet, so a crafted one could claim anything:
+    /// the guess is never more blocks than the run's bytes hold frame
+    /// headers, nor more than ``largestBlockReservation``; past that the
+    /// arrays grow as blocks are read.
+    /// The most data blocks open reserves room for before reading them:
+    /// about 4 × 10^8 records of the default block size.
+    static let largestBlockReservation = 1 << 20
+
     private func reserveBlocks(firstLeaf leaf: KeyDirectoryLeaf, leafCount: Int, run: SnapshotRoot.Run, located: inout [LocatedKeys], index: inout SnapshotIndex) {
         let (guess, overflow) = leaf.dataBlocks.count.multipliedReportingOverflow(by: leafCount)
-        let fitting = (run.extentEnd - min(run.extentStart, run.extentEnd)) / UInt64(FrameLayout.headerSize)
-        let blocks = overflow ? Int(clamping: fitting) : min(guess, Int(clamping: fitting))
+        // SnapshotRoot checks that a run's extent starts before it ends.
+        let fitting = Int(clamping: (run.extentEnd - run.extentStart) / UInt64(FrameLayout.headerSize))
+        let blocks = min(overflow ? .max : guess, fitting, Self.largestBlockReservation)
         index.blocks.reserveCapacity(index.blocks.count + blocks)
         if let entity = leaf.runs.first?.entity, entity < located.count { located[entity].reserveCapacity(segments: blocks) }
     }

@@ -42,7 +42,7 @@ final class SnapshotBlock: CachedBlock {
     var count: Int { places.count }
 
     /// The raw size of the block, which the cache counts.
-    var byteCount: Int { bytes.count + places.count * MemoryLayout<Place>.stride }
+    var byteCount: Int { bytes.count + places.count * MemoryLayout<Place>.stride + entityRuns.count * MemoryLayout<EntityRun>.stride }
 
     /// The context the block starts with (format version 4), nil before.
     let context: BlockContext?
@@ -82,6 +82,11 @@ final class SnapshotBlock: CachedBlock {
     /// for its older versions, newest first. `expectedCount`, the records
     /// a directory lists in the block, only sizes the arrays up front.
     init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0, checkingValues: Bool = true) throws(DecodeFailure) {
+        // Offsets are kept as Int32: a frame's payload is at most 256 MiB
+        // (FrameLayout.maxPayloadSize), and nothing longer is a block.
+        guard raw.count <= Int(Int32.max) else {
+            throw DecodeFailure("a block of \(raw.count) bytes is larger than any frame's payload")
+        }
         var places: [Place] = [], entityRuns: [EntityRun] = []
         // A record takes at least four bytes, and a block of the default
         // size holds a few hundred: a crafted count reserves no more than
@@ -127,7 +132,6 @@ final class SnapshotBlock: CachedBlock {
                 } else {
                     values = try reader.readLengthPrefixed()
                 }
-                // A frame's payload is at most 256 MiB (FrameLayout.maxPayloadSize), so offsets fit.
                 let end = reader.position
                 places.append(Place(key: key, version: version, start: Int32(end - values.count), end: Int32(end)))
             }

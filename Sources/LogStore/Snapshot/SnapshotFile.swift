@@ -215,6 +215,7 @@ final class SnapshotFile: Sendable {
                     try LZ4.decompress(stored, into: UnsafeMutableRawBufferPointer(destination))
                 } catch {
                     failure = error
+                    initialized = 0
                 }
             }
             if let failure { throw failure }
