@@ -460,6 +460,58 @@ struct PagedSnapshotTests {
         }
     }
 
+    @Test("A table that claims more entries than its run's bytes could hold raw is refused at open, before any leaf is read")
+    func tableClaimingTooManyEntries() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/claims.logstore"
+            var (content, rootFrame, root, _, _) = try Self.takeApart(path)
+            root.runs[0].tables[0].entryCount = 1 << 50
+            content.frames[rootFrame].payload = root.encoded().bytes
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+            let error = JournalFixtures.openError(path, Self.paged)
+            #expect(error?.kind == .corruptSnapshot)
+            #expect(error?.message.contains("claims \(1 << 50) entries, more than the run's") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("A key directory that lists one data block twice, its records split between the two, is refused at open")
+    func dataBlockListedTwice() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/twice.logstore"
+            var (content, _, _, leafFrame, leaf) = try Self.takeApart(path)
+            // The 20 entries still add up, 10 and 10: only the place is wrong.
+            let handle = leaf.dataBlocks[0].handle
+            leaf.dataBlocks = [PagedBlock.DataBlock(handle: handle, recordCount: 10), PagedBlock.DataBlock(handle: handle, recordCount: 10)]
+            content.frames[leafFrame].payload = leaf.encoded(as: .keys)
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+            let error = JournalFixtures.openError(path, Self.paged)
+            #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
+            #expect(try StoreInspector.verify(path: path).isValid == false)
+        }
+    }
+
+    @Test("A key directory that lists more records in a data block than its bytes could hold, at four bytes a record, is refused at open")
+    func moreRecordsThanABlockHolds() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/many.logstore"
+            var (content, rootFrame, root, leafFrame, leaf) = try Self.takeApart(path)
+            // A run word lets a few bytes claim 100,000 keys of one block;
+            // the entity's next key and the table's count agree with them.
+            let claimed = 100_000
+            try #require(claimed > Int(leaf.dataBlocks[0].handle.rawSize) / 4)
+            leaf.entries = (1...claimed).map { PagedEntry(key: UInt64($0), state: .present) }
+            leaf.groupEnds = [claimed]
+            leaf.dataBlocks = [PagedBlock.DataBlock(handle: leaf.dataBlocks[0].handle, recordCount: claimed)]
+            content.frames[leafFrame].payload = leaf.encoded(as: .keys)
+            root.runs[0].tables[0].entryCount = UInt64(claimed)
+            root.nextKeys = root.nextKeys.map { max($0, UInt64(claimed) + 1) }
+            content.frames[rootFrame].payload = root.encoded().bytes
+            try JournalFixtures.write(content.encoded(fixingDirectory: true), to: path)
+            let error = JournalFixtures.openError(path, Self.paged)
+            #expect(error?.kind == .corruptSnapshot, "\(String(describing: error))")
+        }
+    }
+
     @Test("A live record the key directory lists as a tombstone is a problem verify finds")
     func recordListedAsTombstone() throws {
         try withTemporaryDirectory { directory in
