@@ -63,7 +63,9 @@ extension ObjectContext {
     }
 
     /// How many times a save resolves conflicts and tries again before it
-    /// gives up with `.mergeConflict` (other saves keep winning the race).
+    /// gives up with `.mergeConflict`. Every attempt after the first is
+    /// resolved under the store's write lock, where no other save can
+    /// intervene, so this bounds only a resolution that does not settle.
     static let mergeAttemptLimit = 10
 
     /// The `.mergeConflict` error for `conflicts`, with one detail each.
@@ -89,7 +91,7 @@ extension ObjectContext {
         let list = details.map { "- \($0.message)" }.joined(separator: "\n")
         let count = Set(conflicts.map(\.record)).count
         let advice = gaveUp
-            ? "other saves kept changing them while this one was resolved \(Self.mergeAttemptLimit) times; try again"
+            ? "the merge policy had not settled them after resolving them \(Self.mergeAttemptLimit) times; refresh the objects and apply the change again"
             : "refresh the objects and apply the change again, or choose a merge policy (mergePolicy) that resolves it"
         return LogStoreError(.mergeConflict, "another save changed or deleted \(count == 1 ? "an object" : "\(count) objects") after this context loaded \(count == 1 ? "it" : "them"); nothing was saved; \(advice):\n\(list)", entity: details.first?.entity, details: details)
     }

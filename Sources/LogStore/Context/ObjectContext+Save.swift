@@ -10,24 +10,38 @@ extension ObjectContext {
     /// as one journal transaction. On any failure nothing is written and the
     /// context keeps its changes; every validation failure is in the error's
     /// ``LogStoreError/details``.
+    ///
+    /// A save is first prepared while other saves go on. When one of them
+    /// changed its objects meanwhile and the ``mergePolicy`` resolves such
+    /// conflicts, the save runs its hooks again, then is prepared, resolved
+    /// and committed under the store's write lock once no other save is
+    /// waiting to apply (Core Data resolves under its coordinator's lock),
+    /// so it cannot lose the race again. Faults that fire and value
+    /// transformers that run then do so under that lock: they must not save.
     public func save() throws(LogStoreError) {
         checkConfinement()
         guard hasChanges else { return }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let save = try prepareSave()
+        do {
+            var hookProblems = try runSaveHooks()
             do {
-                let result = try store.commit(save, checkingVersions: mergePolicy.checksVersions)
-                didSave(result.changes, reloading: result.adjusted)
-                return
+                let save = try prepareSave(hookProblems: hookProblems)
+                return try didSave(store.commit(save, checkingVersions: mergePolicy.checksVersions))
             } catch let conflict as SaveConflict {
-                try resolve(conflict.conflicts, attempt: attempt)
-            } catch let error as LogStoreError {
-                throw error
-            } catch {
-                throw LogStoreError(.io, "the save failed: \(error)")
+                try resolve(conflict.conflicts, attempt: 1)
             }
+            hookProblems = try runSaveHooks()
+            var attempt = 1
+            let result = try store.commit(checkingVersions: mergePolicy.checksVersions, preparedAlone: true) {
+                try prepareSave(hookProblems: hookProblems)
+            } resolve: { conflict in
+                attempt += 1
+                try self.resolve(conflict.conflicts, attempt: attempt)
+            }
+            didSave(result)
+        } catch let error as LogStoreError {
+            throw error
+        } catch {
+            throw LogStoreError(.io, "the save failed: \(error)")
         }
     }
 
@@ -97,10 +111,10 @@ extension ObjectContext {
 
     /// Checks every inserted, changed and deleted object and turns the
     /// changes into slot changes, converting each value once. Throws one
-    /// `.validationFailed` with every problem, and then nothing is saved.
-    private func prepareSave() throws(LogStoreError) -> PendingSave {
-        var problems = try runSaveHooks()
-        problems = misuse.map(\.error) + problems
+    /// `.validationFailed` with every problem (`hookProblems`, those the
+    /// validation hooks threw, among them), and then nothing is saved.
+    private func prepareSave(hookProblems: [LogStoreError]) throws(LogStoreError) -> PendingSave {
+        var problems = misuse.map(\.error) + hookProblems
         var changes: [SlotChange] = []
         // At most one change per object: a bulk insert's million changes
         // are then not copied again at every doubling.
@@ -207,7 +221,10 @@ extension ObjectContext {
         return targets.first.map(StoredValue.reference) ?? .null
     }
 
-    private func didSave(_ changes: StoreChanges, reloading adjusted: [RecordKey]) {
+    /// Takes in a committed save: the objects it wrote hold what it wrote,
+    /// records the commit changed beyond them reload, and hooks run.
+    private func didSave(_ result: CommitResult) {
+        let changes = result.changes
         for object in deletedObjects.values {
             registered[object.objectID] = nil
         }
@@ -225,7 +242,7 @@ extension ObjectContext {
         }
         // What the commit changed beyond this context's own changes, before
         // the hooks run: what they change must not be reloaded away.
-        reload(adjusted)
+        reload(result.adjusted)
         // The lists move out before the hooks run: a hook that changes
         // objects starts the context's next save.
         let saved = (inserted: inserted, deleted: deletedObjects)

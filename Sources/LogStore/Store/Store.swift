@@ -450,7 +450,14 @@ public final class Store: Sendable {
     /// is written and waiting to apply, so the committed state it reads is
     /// exactly what the save will change: a batch request chooses its
     /// records there, as an SQL statement does inside its transaction.
-    func commit(checkingVersions: Bool, preparedAlone: Bool, prepare: () throws -> PendingSave) throws -> CommitResult {
+    ///
+    /// With `resolve` (only with `preparedAlone`), conflicts are handed to
+    /// it under the lock and the save is prepared again, until it commits
+    /// or `resolve` throws: no other save can change the records between
+    /// the resolution and the commit, so a save whose merge policy resolves
+    /// conflicts cannot keep losing races to other saves.
+    func commit(checkingVersions: Bool, preparedAlone: Bool, prepare: () throws -> PendingSave, resolve: ((SaveConflict) throws -> Void)? = nil) throws -> CommitResult {
+        precondition(resolve == nil || preparedAlone, "conflicts are resolved under the lock only when nothing else is in flight")
         let groupCommit = if case .groupCommit = journal.options.durability { true } else { false }
         // A snapshot block that failed to read after open may have hidden a
         // record from this save's checks: refuse rather than build on it.
@@ -468,9 +475,15 @@ public final class Store: Sendable {
             defer { if announced { journal.withdrawWrite() } }
             let step = try writeLock.withLock { () throws -> CommitStep in
                 if preparedAlone, let pending = inFlight.withLock({ $0.records.values.max() }) { return .waitFor(pending) }
-                let save = try prepare()
-                let outcome = inFlight.withLock { inFlight in
-                    state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
+                func plan(_ save: PendingSave) -> CommitPlan.Outcome {
+                    inFlight.withLock { inFlight in
+                        state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
+                    }
+                }
+                var outcome = plan(try prepare())
+                while case .conflicts(let conflicts) = outcome, let resolve {
+                    try resolve(SaveConflict(conflicts: conflicts))
+                    outcome = plan(try prepare())
                 }
                 // The plan reads the records it changes, from their blocks:
                 // one that failed to read leaves the plan unfounded.

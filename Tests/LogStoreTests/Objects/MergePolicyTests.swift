@@ -5,6 +5,18 @@ import Foundation
 import Testing
 @testable import LogStore
 
+/// A note whose `willSave` lets a rival save change it after it was read,
+/// every time: a save that loses every race it runs.
+final class RacedNote: ManagedObject {
+    @Managed("text") var text: String?
+    @Managed("count") var count: Int32
+
+    /// Called by `willSave` with the saving object (set by one test only).
+    nonisolated(unsafe) static var rival: ((RacedNote) -> Void)?
+
+    override func willSave() { Self.rival?(self) }
+}
+
 @Suite("Merge policies")
 struct MergePolicyTests {
     /// A saved book; then another context changes `theirs` and saves; then
@@ -141,6 +153,52 @@ struct MergePolicyTests {
             let detail = try #require(error?.details.first)
             #expect(detail.violation == .deleteDenied && detail.objectID == author)
             #expect(detail.offendingValue as? [ObjectID] == books)
+        }
+    }
+
+    @Test("A save whose merge policy resolves conflicts succeeds even when another save changes its object before every attempt")
+    func resolvingSaveIsNotStarved() throws {
+        try withTemporaryDirectory { directory in
+            let model = try Model(entities: [Entity("Note", RacedNote.self) {
+                Attribute("text", .string)
+                Attribute("count", .int32, default: Int32(0))
+            }])
+            let store = try Store(path: directory + "/raced.logstore", model: model)
+            defer { store.close() }
+            let setup = store.newContext()
+            let note = try setup.insert("Note")
+            note["text"] = "original"
+            try setup.save()
+
+            let context = store.newContext()
+            context.mergePolicy = .mergeByPropertyStoreTrump
+            let copy = try context.existingObject(with: note.objectID)
+            #expect(copy["count"] as? Int32 == 0)
+            copy["text"] = "mine"
+            var rivalSaves: Int32 = 0
+            let rival = store.newContext()
+            RacedNote.rival = { object in
+                guard object.managedObjectContext === context else { return }
+                // The hook reads the object, as hooks do, before the rival saves.
+                _ = object.count
+                do {
+                    let theirs = try rival.existingObject(with: note.objectID)
+                    rival.refresh(theirs, mergeChanges: false)
+                    theirs["count"] = (theirs["count"] as? Int32 ?? 0) + 1
+                    try rival.save()
+                    rivalSaves += 1
+                } catch {
+                    Issue.record("the rival's save failed: \(error)")
+                }
+            }
+            defer { RacedNote.rival = nil }
+            try context.save()
+
+            let reader = store.newContext()
+            let saved = try reader.existingObject(with: note.objectID)
+            #expect(saved["text"] as? String == "mine")
+            #expect(saved["count"] as? Int32 == rivalSaves, "every rival save is kept")
+            #expect(rivalSaves >= 2, "the first attempt lost its race")
         }
     }
 }
