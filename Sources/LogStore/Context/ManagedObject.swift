@@ -104,9 +104,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Called each time the object's values are loaded from the store (a
     /// fault is fulfilled, or refreshed and touched again): Core Data's
     /// `awakeFromFetch`. Derive transient values here; values set here are
-    /// changes like any other, which the next save writes. A save that
-    /// resolves a conflict may fulfill faults under the store's write lock
-    /// (``ObjectContext/save()``), so this must not save.
+    /// changes like any other, which the next save writes. For an object a
+    /// save fulfills while it resolves a conflict under the store's write
+    /// lock (``ObjectContext/save()``), it is called once the save is done.
     open func awakeFromFetch() {}
 
     /// Called when the object is deleted, before its relationships' delete

@@ -16,8 +16,12 @@ extension ObjectContext {
     /// conflicts, the save runs its hooks again, then is prepared, resolved
     /// and committed under the store's write lock once no other save is
     /// waiting to apply (Core Data resolves under its coordinator's lock),
-    /// so it cannot lose the race again. Faults that fire and value
-    /// transformers that run then do so under that lock: they must not save.
+    /// so it cannot lose the race again. Objects that the resolution
+    /// changes then (the other sides of a relationship it sets back) are
+    /// checked by the model's rules but not passed to `willSave` or
+    /// `validateFor…` again; `awakeFromFetch` for objects fulfilled then
+    /// runs after the lock is released, and value transformers run under
+    /// it, so they must not use the store.
     public func save() throws(LogStoreError) {
         checkConfinement()
         guard hasChanges else { return }
@@ -31,6 +35,8 @@ extension ObjectContext {
             }
             hookProblems = try runSaveHooks()
             var attempt = 1
+            awakeningLater = []
+            defer { awakeDeferred() }
             let result = try store.commit(checkingVersions: mergePolicy.checksVersions, preparedAlone: true) {
                 try prepareSave(hookProblems: hookProblems)
             } resolve: { conflict in
@@ -43,6 +49,14 @@ extension ObjectContext {
         } catch {
             throw LogStoreError(.io, "the save failed: \(error)")
         }
+    }
+
+    /// Calls `awakeFromFetch` on the objects fulfilled while the save was
+    /// prepared under the store's write lock, now that it is released.
+    private func awakeDeferred() {
+        let objects = awakeningLater ?? []
+        awakeningLater = nil
+        for object in objects where !object.isFault && !object.isDeleted { object.awakeFromFetch() }
     }
 
     // MARK: - Life-cycle hooks

@@ -41,6 +41,10 @@ public final class ObjectContext {
     var isRunningSaveHooks = false
     /// Objects changed, inserted or deleted while hooks ran.
     var changedByHooks: [ManagedObject] = []
+    /// While a save is prepared under the store's write lock: the objects
+    /// fulfilled meanwhile, whose `awakeFromFetch` runs once the lock is
+    /// released, since app code there may save (``ObjectContext/save()``).
+    var awakeningLater: [ManagedObject]?
 
     /// Where this context may be used (checked in debug builds).
     var confinement = Confinement.caller
@@ -349,7 +353,7 @@ public final class ObjectContext {
         var links = object.links.count == entity.relationships.count ? object.links : Array(repeating: nil, count: entity.relationships.count)
         for index in entity.relationships.indices where !object.changedSlots.contains(entity.attributes.count + index) { links[index] = nil }
         object.links = links
-        object.awakeFromFetch()
+        if awakeningLater != nil { awakeningLater!.append(object) } else { object.awakeFromFetch() }
     }
 
     /// Drops an object's unsaved changes: it becomes a fault again.

@@ -161,11 +161,7 @@ extension Store {
         // 1. The state at the last transaction, and what the frames after it
         //    rely on. Saves wait only for this copy-on-write snapshot.
         let (written, point) = writeLock.withLock {
-            applyOrder.lock()
-            // Every save written is queued by now (the write lock is held):
-            // wait until each is applied, or dropped after a failed flush.
-            while !self.written.withLock({ $0.unapplied.isEmpty }) { applied.wait() }
-            applyOrder.unlock()
+            waitUntilEveryWrittenSaveApplied()
             return (state.withLock { $0 }, journal.snapshotPoint)
         }
 

@@ -446,10 +446,11 @@ public final class Store: Sendable {
     }
 
     /// Commits the save `prepare` makes, called under the store's write
-    /// lock. With `preparedAlone`, `prepare` runs only while no other save
-    /// is written and waiting to apply, so the committed state it reads is
-    /// exactly what the save will change: a batch request chooses its
-    /// records there, as an SQL statement does inside its transaction.
+    /// lock. With `preparedAlone`, `prepare` runs only once every save
+    /// written has applied (waited for with the lock held, so no other save
+    /// can keep one in flight), so the committed state it reads is exactly
+    /// what the save will change: a batch request chooses its records
+    /// there, as an SQL statement does inside its transaction.
     ///
     /// With `resolve` (only with `preparedAlone`), conflicts are handed to
     /// it under the lock and the save is prepared again, until it commits
@@ -474,7 +475,17 @@ public final class Store: Sendable {
             }
             defer { if announced { journal.withdrawWrite() } }
             let step = try writeLock.withLock { () throws -> CommitStep in
-                if preparedAlone, let pending = inFlight.withLock({ $0.records.values.max() }) { return .waitFor(pending) }
+                if preparedAlone {
+                    // Waited for under the lock, so that no other save is
+                    // written meanwhile: under steady saves one might always
+                    // be in flight otherwise. Applying needs no write lock;
+                    // a flush being gathered stops waiting for this save.
+                    if announced {
+                        journal.withdrawWrite()
+                        announced = false
+                    }
+                    waitUntilEveryWrittenSaveApplied()
+                }
                 func plan(_ save: PendingSave) -> CommitPlan.Outcome {
                     inFlight.withLock { inFlight in
                         state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
@@ -503,8 +514,9 @@ public final class Store: Sendable {
                     written.withLock { $0.unapplied[sequence] = plan.changes }
                     return .applied(CommitResult(changes: applyWrittenSaves(through: sequence), adjusted: plan.adjusted))
                 }
+                let wasAnnounced = announced
                 announced = false  // the write takes it over, also when it fails
-                let sequence = try journal.write(payload, announced: true)
+                let sequence = try journal.write(payload, announced: wasAnnounced)
                 inFlight.withLock { inFlight in
                     for change in plan.changes { change.forEachRecord { inFlight.records[$0] = sequence } }
                 }
@@ -541,6 +553,15 @@ public final class Store: Sendable {
         case waitFor(UInt64)
         case applied(CommitResult)
         case written(UInt64, [RecordKey])
+    }
+
+    /// Returns once every save written is applied, or dropped after a
+    /// failed flush. Called under the write lock, no save is written
+    /// meanwhile, so then none is in flight.
+    func waitUntilEveryWrittenSaveApplied() {
+        applyOrder.lock()
+        defer { applyOrder.unlock() }
+        while !written.withLock({ $0.unapplied.isEmpty }) { applied.wait() }
     }
 
     /// Returns once the written save `sequence` is applied, or dropped.

@@ -13,8 +13,11 @@ final class RacedNote: ManagedObject {
 
     /// Called by `willSave` with the saving object (set by one test only).
     nonisolated(unsafe) static var rival: ((RacedNote) -> Void)?
+    /// Called by `awakeFromFetch` (set by one test only).
+    nonisolated(unsafe) static var awakening: ((RacedNote) -> Void)?
 
     override func willSave() { Self.rival?(self) }
+    override func awakeFromFetch() { Self.awakening?(self) }
 }
 
 @Suite("Merge policies")
@@ -155,9 +158,15 @@ struct MergePolicyTests {
             #expect(detail.offendingValue as? [ObjectID] == books)
         }
     }
+}
 
-    @Test("A save whose merge policy resolves conflicts succeeds even when another save changes its object before every attempt")
-    func resolvingSaveIsNotStarved() throws {
+/// Saves that resolve conflicts while other saves run between their steps;
+/// serialized, since their notes share the hooks' static closures.
+@Suite("Merge policies against rival saves", .serialized)
+struct MergeRaceTests {
+    /// A store with one saved note, and a `.storeWins` context that loaded
+    /// it and changed its text, not yet saved.
+    static func withRacedNote(_ body: (Store, ObjectID, ObjectContext) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             let model = try Model(entities: [Entity("Note", RacedNote.self) {
                 Attribute("text", .string)
@@ -175,6 +184,13 @@ struct MergePolicyTests {
             let copy = try context.existingObject(with: note.objectID)
             #expect(copy["count"] as? Int32 == 0)
             copy["text"] = "mine"
+            try body(store, note.objectID, context)
+        }
+    }
+
+    @Test("A save whose merge policy resolves conflicts succeeds even when another save changes its object before every attempt")
+    func resolvingSaveIsNotStarved() throws {
+        try Self.withRacedNote { store, noteID, context in
             var rivalSaves: Int32 = 0
             let rival = store.newContext()
             RacedNote.rival = { object in
@@ -182,7 +198,7 @@ struct MergePolicyTests {
                 // The hook reads the object, as hooks do, before the rival saves.
                 _ = object.count
                 do {
-                    let theirs = try rival.existingObject(with: note.objectID)
+                    let theirs = try rival.existingObject(with: noteID)
                     rival.refresh(theirs, mergeChanges: false)
                     theirs["count"] = (theirs["count"] as? Int32 ?? 0) + 1
                     try rival.save()
@@ -195,10 +211,45 @@ struct MergePolicyTests {
             try context.save()
 
             let reader = store.newContext()
-            let saved = try reader.existingObject(with: note.objectID)
+            let saved = try reader.existingObject(with: noteID)
             #expect(saved["text"] as? String == "mine")
             #expect(saved["count"] as? Int32 == rivalSaves, "every rival save is kept")
             #expect(rivalSaves >= 2, "the first attempt lost its race")
+        }
+    }
+
+    @Test("awakeFromFetch may save another context while a save resolves a conflict: it is not called under the store's write lock")
+    func awakeningDuringResolutionMaySave() throws {
+        try Self.withRacedNote { store, noteID, context in
+            let other = store.newContext()
+            let theirs = try other.existingObject(with: noteID)
+            theirs["count"] = Int32(1)
+            try other.save()
+
+            // The save meets the conflict, resolves it by refaulting the
+            // note, and fulfills it again: an app's awakeFromFetch that
+            // records something in a context of its own.
+            var audits = 0
+            let auditor = store.newContext()
+            RacedNote.awakening = { object in
+                guard object.managedObjectContext === context else { return }
+                do {
+                    let audit = try auditor.insert("Note")
+                    audit["text"] = "audit"
+                    try auditor.save()
+                    audits += 1
+                } catch {
+                    Issue.record("the audit's save failed: \(error)")
+                }
+            }
+            defer { RacedNote.awakening = nil }
+            try context.save()
+
+            let reader = store.newContext()
+            let saved = try reader.existingObject(with: noteID)
+            #expect(saved["text"] as? String == "mine" && saved["count"] as? Int32 == 1)
+            #expect(audits >= 1, "the resolution fulfilled the note again")
+            #expect(try reader.count(for: FetchRequest(entityName: "Note", predicate: try ObjectPredicate("text == 'audit'"))) == audits)
         }
     }
 }
