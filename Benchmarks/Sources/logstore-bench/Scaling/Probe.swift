@@ -30,6 +30,10 @@ enum Probe {
         case nothing
         /// Insert COUNT people into a new store at PATH in one save, then compact it.
         case buildLogStore = "build-logstore"
+        /// Import COUNT people into a new store at PATH with a
+        /// `BatchInsertRequest` (values read one at a time, no objects) under
+        /// the default automatic compaction, then compact it.
+        case importLogStore = "import-logstore"
         /// Insert COUNT people into a new SQLite database at PATH in one transaction.
         case buildSQLite = "build-sqlite"
         /// Open the store at PATH and fetch the IDs of people aged 500.
@@ -128,6 +132,19 @@ enum Probe {
                 store.close()
                 return nil
             }
+        case .importLogStore:
+            let people = ScalingPeople.make(count)
+            return try timed { try measuringMemory {
+                let store = try Store(path: path, model: try PersonModel.make(indexingAge: true))
+                let values = people.lazy.map { person -> [String: Any?] in
+                    ["firstName": person.firstName, "lastName": person.lastName, "age": person.age,
+                     "orderingValue": person.orderingValue, "dateCreated": person.dateCreated]
+                }
+                try store.execute(BatchInsertRequest(entityName: "Person", objects: values))
+                _ = try store.compact()
+                store.close()
+                return nil
+            } }
         case .buildSQLite:
             let people = ScalingPeople.make(count)
             return try measuringMemory {
