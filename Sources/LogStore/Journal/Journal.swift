@@ -64,6 +64,11 @@ public final class Journal: Sendable {
         try self.init(path: path, options: options, fileSystem: SystemFileSystem())
     }
 
+    /// How many times a read-write open tries again when the file it
+    /// locked was replaced meanwhile, before it refuses: writing through a
+    /// replaced file would lose every save.
+    static let replacedOpenAttempts = 10
+
     /// Opens the store file at `path` on `fileSystem`.
     convenience init(path: String, options: JournalOptions, fileSystem: any FileSystem) throws(LogStoreError) {
         if !fileSystem.exists(path) {
@@ -87,8 +92,12 @@ public final class Journal: Sendable {
                     // A compaction renames a new file over the store and then
                     // lets go of the old one's lock: a lock won on the old
                     // file, opened just before the rename, guards nothing.
-                    if let named = fileSystem.identity(ofPath: path), try file.identity() != named, attempts < 10 {
+                    if let named = fileSystem.identity(ofPath: path), try file.identity() != named {
                         attempts += 1
+                        // Thrown with the file open: the catch below closes it.
+                        guard attempts < Self.replacedOpenAttempts else {
+                            throw LogStoreError(.storeLocked, "\(path) was replaced by another file after each of \(attempts) opens (another process compacting it); nothing was written; close the other writer first, or open read-only", path: path)
+                        }
                         file.close()
                         continue
                     }

@@ -53,6 +53,22 @@ struct TemporaryFileTests {
         }
     }
 
+    @Test("A store replaced by another process's compaction after every open is refused with .storeLocked, never written through a replaced file")
+    func storeReplacedDuringEveryOpen() throws {
+        let path = "/simulated/store.logstore"
+        let disk = SimulatedDisk()
+        let journal = try Journal(path: path, options: JournalOptions(compaction: .manual), fileSystem: disk)
+        try journal.appendSample(key: 1)
+        journal.close()
+        disk.replaceAfterEachOpen(path)
+        let error = #expect(throws: LogStoreError.self) {
+            let stale = try Journal(path: path, options: JournalOptions(compaction: .manual), fileSystem: disk)
+            stale.close()
+        }
+        #expect(error?.kind == .storeLocked)
+        #expect(error?.message.contains("replaced") == true)
+    }
+
     @Test("A power cut right after a store is created leaves no temporary name, and the store opens", arguments: SimulatedDisk.PowerCut.allCases)
     func creationSurvivesAPowerCut(cut: SimulatedDisk.PowerCut) throws {
         let path = "/simulated/store.logstore"

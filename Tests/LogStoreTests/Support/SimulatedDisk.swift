@@ -123,6 +123,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var closedFileCalls: [String] = []
     /// How many bytes the named files may hold in all; nil for no limit.
     private var capacity: Int?
+    /// The path that another process replaces (a compaction renaming its
+    /// new file over it) right after each read-write open of it.
+    private var replacedAfterEachOpen: String?
 
     init() {}
 
@@ -357,6 +360,12 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         pendingNames.append(change)
     }
 
+    /// From now on, right after each read-write open of `path`, another
+    /// process renames a copy of the file over it.
+    func replaceAfterEachOpen(_ path: String) {
+        lock.withLock { replacedAfterEachOpen = path }
+    }
+
     // MARK: - Inspection
 
     /// The bytes of the file `path` names now.
@@ -417,7 +426,17 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             switch mode {
             case .readOnly, .readWrite:
                 guard let number = names[path] else { throw SystemFile.error(ENOENT, "open", path: name ?? path) }
-                return SimulatedFile(disk: self, inode: number, path: name ?? path, writable: mode == .readWrite)
+                let file = SimulatedFile(disk: self, inode: number, path: name ?? path, writable: mode == .readWrite)
+                if mode == .readWrite, path == replacedAfterEachOpen, let old = inodes[number] {
+                    let copy = Inode()
+                    copy.current = old.current
+                    copy.durable = old.current
+                    copy.permissions = old.permissions
+                    inodes[nextInode] = copy
+                    changeName(.set(path, nextInode))
+                    nextInode += 1
+                }
+                return file
             case .createExclusive(let permissions):
                 guard names[path] == nil else { throw SystemFile.error(EEXIST, "open", path: path) }
                 let inode = Inode()
