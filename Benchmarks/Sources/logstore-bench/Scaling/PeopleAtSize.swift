@@ -85,6 +85,9 @@ struct PeopleAtSize {
         context.log("scaling \(label): building both data sets in child processes")
         let logStoreBuild = try Probe.run(.buildLogStore, path: storePath, count: size)
         let sqliteBuild = try Probe.run(.buildSQLite, path: sqlitePath, count: size)
+        let importPath = context.scratch.freshPath("import-\(size).logstore")
+        let logStoreImport = try Probe.run(.importLogStore, path: importPath, count: size)
+        context.scratch.remove(importPath)
         let logStoreOpen = try Probe.run(.openLogStore, path: storePath, count: size)
         let sqliteOpen = try Probe.run(.openSQLite, path: sqlitePath, count: size)
         func fileSize(_ path: String) -> Double {
@@ -93,6 +96,7 @@ struct PeopleAtSize {
         return MemoryRow(
             size: size,
             logStorePeakInsert: logStoreBuild.result.peakBytes ?? 0, sqlitePeakInsert: sqliteBuild.result.peakBytes ?? 0,
+            logStorePeakBatchImport: logStoreImport.result.peakBytes ?? 0, logStoreBatchImportSeconds: logStoreImport.result.seconds ?? 0,
             logStoreResidentPerRecord: Double(logStoreOpen.result.residentBytes ?? 0) / Double(size),
             sqliteResidentPerRecord: Double(sqliteOpen.result.residentBytes ?? 0) / Double(size),
             logStoreFilePerRecord: fileSize(storePath) / Double(size),

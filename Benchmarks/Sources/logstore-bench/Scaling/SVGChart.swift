@@ -188,6 +188,7 @@ extension ScalingReport {
         }
         return SVGChart(title: "Memory and file size against size; lower is better", panels: [
             panel("peak resident memory, inserting in one save", "bytes", { Double($0.logStorePeakInsert) }, { Double($0.sqlitePeakInsert) }),
+            panel("peak resident memory, LogStore importing by BatchInsertRequest", "bytes", { Double($0.logStorePeakBatchImport) }, { Double($0.sqlitePeakInsert) }),
             panel("resident memory after open + first query", "bytes per record", \.logStoreResidentPerRecord, \.sqliteResidentPerRecord),
             panel("file size", "bytes per record", \.logStoreFilePerRecord, \.sqliteFilePerRecord),
         ] + residentPanels)

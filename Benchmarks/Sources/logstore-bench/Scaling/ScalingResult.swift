@@ -136,6 +136,12 @@ struct MemoryRow: Encodable, Sendable {
     /// beyond what it held before (the input values).
     var logStorePeakInsert: Int
     var sqlitePeakInsert: Int
+    /// Peak resident bytes of a process importing `size` people with a
+    /// `BatchInsertRequest` (values, no objects) under the default automatic
+    /// compaction, then compacting, beyond what it held before (the input
+    /// values); and the seconds that took. Beside `sqlitePeakInsert`.
+    var logStorePeakBatchImport: Int
+    var logStoreBatchImportSeconds: Double
     /// Resident bytes a new process gains by opening the store and running
     /// its first query, per record.
     var logStoreResidentPerRecord: Double
