@@ -18,6 +18,10 @@ public struct FileHeader: Hashable, Sendable {
     /// Where the base root frame of a paged snapshot starts, or nil when
     /// the file holds none (version 5; FORMAT.md §13.2).
     public var snapshotRootOffset: UInt64?
+    /// Whether a compaction of the store renamed a new file over this one:
+    /// the store is elsewhere now, and a name still reaching this file (a
+    /// hard link) reaches a copy that no save may extend (FORMAT.md §2).
+    public var replacedByCompaction = false
 
     /// A header of `version`: ``FileLayout/createdVersion`` for a file
     /// created empty or snapshotted in one index frame,
@@ -58,9 +62,8 @@ public struct FileHeader: Hashable, Sendable {
         writer.appendFixed(UInt32(FileLayout.headerSize))
         withUnsafeBytes(of: storeID.uuid) { writer.append($0) }
         writer.appendFixed(Microseconds(createdAt))
-        if let offset = snapshotIndexOffset ?? snapshotRootOffset {
-            writer.appendFixed(offset)
-        }
+        writer.appendFixed(snapshotIndexOffset ?? snapshotRootOffset ?? 0)
+        writer.append(replacedByCompaction ? 1 : 0)
         writer.append(contentsOf: repeatElement(0, count: FileLayout.headerChecksumOffset - writer.count))
         let checksum = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
         writer.appendFixed(checksum)
@@ -108,6 +111,9 @@ public struct FileHeader: Hashable, Sendable {
             var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000))
             header.writeVersion = writeVersion
             header.readVersion = readVersion
+            // Any other value there is read as unset: older writers left
+            // these bytes reserved, and never checked them.
+            header.replacedByCompaction = bytes[FileLayout.replacedField] == 1
             if readVersion >= FileLayout.pagedSnapshotVersion {
                 // The base root, or 0 in a file without a snapshot.
                 guard snapshotOffset == 0 || snapshotOffset >= UInt64(FileLayout.pagedFramesStart) else {

@@ -53,6 +53,9 @@ enum FileLayout {
     static let headerSize = 64
     /// Where the header's CRC32C sits: it covers the bytes before it.
     static let headerChecksumOffset = 60
+    /// The header byte a compaction sets to 1 in the file it renamed a new
+    /// one over (FORMAT.md §2, §11.5), in what were reserved bytes.
+    static let replacedField = 48
 }
 
 /// Constants of the frame header (FORMAT.md §3).

@@ -29,6 +29,9 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     public var damage: String?
     /// The snapshot the file starts with, if it has one.
     public var snapshot: SnapshotInfo?
+    /// Whether a compaction renamed a new file over this one (FORMAT.md §2):
+    /// the store went on there, and this file can only be read.
+    public var replacedByCompaction = false
 
     /// Raw payload bytes per stored payload byte (1 when nothing compressed).
     public var compressionRatio: Double {
@@ -130,6 +133,7 @@ public enum StoreInspector {
                 lastCommitAt: summary.lastTimestampMicroseconds.map { Date(timeIntervalSince1970: TimeInterval($0) / 1_000_000) },
                 storedPayloadBytes: summary.storedPayloadBytes, rawPayloadBytes: summary.rawPayloadBytes,
                 journalBytes: summary.validEnd - start, unreadableTailBytes: size - summary.validEnd)
+            info.replacedByCompaction = header.replacedByCompaction
             if case .damage(let offset, let number, let reason) = summary.end {
                 info.damage = "frame \(number) at offset \(offset): \(reason)"
             }

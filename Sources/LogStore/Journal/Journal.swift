@@ -64,6 +64,18 @@ public final class Journal: Sendable {
         try self.init(path: path, options: options, fileSystem: SystemFileSystem())
     }
 
+    /// Marks `file`, a store file a compaction has just renamed a new file
+    /// over (durably), as replaced (FORMAT.md §2), so that a writer reaching
+    /// it through another name is refused, and fsyncs it. Its header is
+    /// rewritten whole, its checksum with it; nothing else changes, so
+    /// readers of it read on.
+    static func markReplaced(_ file: any FileIO) throws(LogStoreError) {
+        var header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: file.path) }
+        header.replacedByCompaction = true
+        try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+        try file.synchronize()
+    }
+
     /// How many times a read-write open tries again when the file it
     /// locked was replaced meanwhile, before it refuses: writing through a
     /// replaced file would lose every save.
@@ -136,6 +148,9 @@ public final class Journal: Sendable {
         let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
         if options.access == .readWrite && !header.isWritableByThisVersion {
             throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.currentVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
+        }
+        if options.access == .readWrite && header.replacedByCompaction {
+            throw LogStoreError(.storeLocked, "\(path) is a store file that a compaction replaced: the store went on in the new file renamed over its old name, and saves here would reach no reader of it; open the store by that name, or open this file read-only to read it as it was", path: path, offset: UInt64(FileLayout.replacedField))
         }
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?

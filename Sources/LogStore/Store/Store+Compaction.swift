@@ -131,7 +131,8 @@ extension Store {
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
     ///   is thrown and stops writes (`.writeFailed` from then on), as a
-    ///   failed save's fsync does.
+    ///   failed save's fsync does; a failure to mark the old file as
+    ///   replaced (FORMAT.md §11.5) is thrown as `.io`, the compaction done.
     @discardableResult
     public func compact(progress: ((CompactionStage, CompactionProgress) -> Void)? = nil) throws(LogStoreError) -> CompactionReport {
         do {
@@ -256,12 +257,23 @@ extension Store {
             return (origin, copiedTo, directoryFailure)
         }
         let pause = ContinuousClock.now - pauseStarted
+        // Once the rename is durable, the old file is marked before its lock
+        // goes, so a writer reaching it through a hard link is refused rather
+        // than saving where no reader of the store looks. Only then: should
+        // the rename be lost to a power cut, the old file is the store again.
+        var markFailure: LogStoreError?
+        if directoryFailure == nil {
+            do throws(LogStoreError) { try Journal.markReplaced(oldFile) } catch { markFailure = error }
+        }
         oldFile.close()
 
         // 5. Readers move: records unchanged since the snapshot are read from
         //    it from now on, and their copies in memory are freed.
         state.withLock { $0.relocate(into: snapshot, from: written, sections: indexes) }
         if let directoryFailure { throw directoryFailure }
+        if let markFailure {
+            throw LogStoreError(.io, "\(path) was compacted and the store goes on in the new file, but the old file could not be marked as replaced (\(markFailure.message)): a writer reaching the old file through another name of it (a hard link) would not be refused. Remove other names of the store file", path: path, errno: markFailure.errno, details: [markFailure])
+        }
         progress?(.finished, writer.progress)
         return CompactionReport(
             sequence: point.sequence, records: writer.progress.records, rawBytes: writer.progress.rawBytes,
