@@ -491,16 +491,11 @@ public final class Store: Sendable {
                         state.withLock { CommitPlan.make(save, state: $0, inFlight: inFlight, checkingVersions: checkingVersions) }
                     }
                 }
-                var save = try prepare()
-                var outcome = plan(save)
+                var outcome = plan(try prepare())
                 while case .conflicts(let conflicts) = outcome, let resolve {
                     try resolve(SaveConflict(conflicts: conflicts))
-                    save = try prepare()
-                    outcome = plan(save)
+                    outcome = plan(try prepare())
                 }
-                // A save left with nothing to write (a merge policy gave up
-                // every change) writes no transaction and tells no observer.
-                if save.changes.isEmpty, case .commit = outcome { return .nothingToWrite }
                 // The plan reads the records it changes, from their blocks:
                 // one that failed to read leaves the plan unfounded.
                 try state.withLock { $0.tables.first?.snapshot }?.checkReadable()
@@ -532,8 +527,6 @@ public final class Store: Sendable {
             }
             let result: CommitResult
             switch step {
-            case .nothingToWrite:
-                return CommitResult(changes: StoreChanges([], sequence: appliedThrough.withLock { $0 }, storeID: cachedStoreID), adjusted: [])
             case .waitFor(let sequence):
                 if announced { journal.withdrawWrite() }
                 announced = false
@@ -557,7 +550,6 @@ public final class Store: Sendable {
     }
 
     private enum CommitStep {
-        case nothingToWrite
         case waitFor(UInt64)
         case applied(CommitResult)
         case written(UInt64, [RecordKey])

@@ -2,7 +2,6 @@
 // the errors a conflict or a broken rule gives an app to act on.
 
 import Foundation
-import Synchronization
 import Testing
 @testable import LogStore
 
@@ -82,20 +81,6 @@ struct MergePolicyTests {
             try rolledBack.get()
             #expect(try Self.saved(store, back.objectID) == ("Original", 7))
             #expect(back["title"] as? String == "Original" && !context.hasChanges)
-        }
-    }
-
-    @Test("A save whose changes the rollback policy all gives up writes nothing and tells no observer")
-    func rollbackOfEveryChangeWritesNothing() throws {
-        try Library.withStore { store in
-            let notified = Mutex(0)
-            let observer = store.addObserver { _ in notified.withLock { $0 += 1 } }
-            defer { store.removeObserver(observer) }
-            let (context, copy, result) = try Self.race(store, .rollback, theirs: ["pages": Int32(7)], mine: ["pages": Int32(8)])
-            try result.get()
-            #expect(!context.hasChanges && copy["pages"] as? Int32 == 7)
-            // The setup's save and the other context's: not a third, empty one.
-            #expect(notified.withLock { $0 } == 2)
         }
     }
 
