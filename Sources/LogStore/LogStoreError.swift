@@ -56,7 +56,8 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Kind("corruptFrame")
         /// A snapshot's index or one of its blocks is damaged (FORMAT.md §11).
         public static let corruptSnapshot = Kind("corruptSnapshot")
-        /// Another writer holds the store's lock.
+        /// Another writer holds the store's lock; or the file is one a
+        /// compaction replaced, which may only be read (FORMAT.md §2).
         public static let storeLocked = Kind("storeLocked")
         /// An earlier fsync, or a write for another reason than a full disk,
         /// failed; the store refuses writes until reopened.

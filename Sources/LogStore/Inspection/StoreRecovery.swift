@@ -174,6 +174,8 @@ extension StoreInspector {
             SystemFileSystem().remove(temporary)
         }
         try file.copy(0..<end, to: copy, at: 0)
+        // A copy of a file a compaction replaced is a store of its own.
+        try Journal.setReplacedMark(false, in: copy)
         try copy.synchronize()
         if let keys {
             let journal = try Journal(path: temporary, options: JournalOptions(createIfMissing: false, compaction: .manual))

@@ -55,7 +55,9 @@ public final class Journal: Sendable {
 
     /// Opens the store file at `path`, creating it if missing (read-write only).
     ///
-    /// - Throws: `.storeLocked` when another writer has it open; `.notAStore`,
+    /// - Throws: `.storeLocked` when another writer has it open, when it
+    ///   kept being replaced while this open tried to lock it, or, opening
+    ///   to write, when a compaction replaced it (FORMAT.md §2); `.notAStore`,
     ///   `.corruptHeader`, `.unsupportedFormatVersion` for a file this version
     ///   cannot use; `.corruptFrame` for damage with valid frames after it
     ///   (unless ``JournalOptions/recoveryMode`` is `.salvage`); `.io` when a
@@ -64,14 +66,16 @@ public final class Journal: Sendable {
         try self.init(path: path, options: options, fileSystem: SystemFileSystem())
     }
 
-    /// Marks `file`, a store file a compaction has just renamed a new file
-    /// over (durably), as replaced (FORMAT.md §2), so that a writer reaching
-    /// it through another name is refused, and fsyncs it. Its header is
-    /// rewritten whole, its checksum with it; nothing else changes, so
-    /// readers of it read on.
-    static func markReplaced(_ file: any FileIO) throws(LogStoreError) {
+    /// Sets the replaced mark of `file` (FORMAT.md §2) to `replaced`, and
+    /// fsyncs it, unless it is so already: a compaction marks the file it
+    /// has just renamed a new file over (durably), so that a writer reaching
+    /// it through another name is refused; a recovered copy of a marked
+    /// file is a store of its own again. The header is rewritten whole, its
+    /// checksum with it; nothing else changes, so readers read on.
+    static func setReplacedMark(_ replaced: Bool, in file: any FileIO) throws(LogStoreError) {
         var header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: file.path) }
-        header.replacedByCompaction = true
+        guard header.replacedByCompaction != replaced else { return }
+        header.replacedByCompaction = replaced
         try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
         try file.synchronize()
     }
@@ -150,7 +154,7 @@ public final class Journal: Sendable {
             throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.currentVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
         }
         if options.access == .readWrite && header.replacedByCompaction {
-            throw LogStoreError(.storeLocked, "\(path) is a store file that a compaction replaced: the store went on in the new file renamed over its old name, and saves here would reach no reader of it; open the store by that name, or open this file read-only to read it as it was", path: path, offset: UInt64(FileLayout.replacedField))
+            throw LogStoreError(.storeLocked, "\(path) is a store file that a compaction replaced: the store went on in the new file renamed over its old name, and saves here would reach no reader of it; open the store by that name; open this file read-only to read it as it was, or make a store of it with logstore-tool recover FILE --output NEW", path: path, offset: UInt64(FileLayout.replacedField))
         }
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?

@@ -263,7 +263,7 @@ extension Store {
         // the rename be lost to a power cut, the old file is the store again.
         var markFailure: LogStoreError?
         if directoryFailure == nil {
-            do throws(LogStoreError) { try Journal.markReplaced(oldFile) } catch { markFailure = error }
+            do throws(LogStoreError) { try Journal.setReplacedMark(true, in: oldFile) } catch { markFailure = error }
         }
         oldFile.close()
 

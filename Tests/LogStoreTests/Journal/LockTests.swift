@@ -86,6 +86,14 @@ struct LockTests {
             // The store itself goes on.
             try CounterModel.insertCounters(1, into: store.newContext())
             #expect(try store.newContext().count(for: FetchRequest(entityName: "Counter")) == 4)
+            // A recovered copy of the old file is a store of its own.
+            let recovered = directory + "/recovered.logstore"
+            _ = try StoreInspector.recover(path: alias, to: recovered)
+            #expect(try !StoreInspector.info(path: recovered).replacedByCompaction)
+            let copy = try Store(path: recovered, model: model, options: CounterModel.manual)
+            defer { copy.close() }
+            try CounterModel.insertCounters(1, into: copy.newContext())
+            #expect(try copy.newContext().count(for: FetchRequest(entityName: "Counter")) == 4)
         }
     }
 }
