@@ -56,9 +56,14 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         public static let corruptFrame = Kind("corruptFrame")
         /// A snapshot's index or one of its blocks is damaged (FORMAT.md §11).
         public static let corruptSnapshot = Kind("corruptSnapshot")
-        /// Another writer holds the store's lock; or the file is one a
-        /// compaction replaced, which may only be read (FORMAT.md §2).
+        /// Another writer holds the store's lock.
         public static let storeLocked = Kind("storeLocked")
+        /// The file is one that a compaction or a salvage of its store
+        /// replaced (FORMAT.md §2): the store went on in the file renamed
+        /// over its old name, so this one may only be read. Open the store
+        /// by its name, or make a store of this file with
+        /// ``StoreInspector/recover(path:to:)``.
+        public static let storeReplaced = Kind("storeReplaced")
         /// An earlier fsync, or a write for another reason than a full disk,
         /// failed; the store refuses writes until reopened.
         public static let writeFailed = Kind("writeFailed")

@@ -18,10 +18,11 @@ public struct FileHeader: Hashable, Sendable {
     /// Where the base root frame of a paged snapshot starts, or nil when
     /// the file holds none (version 5; FORMAT.md §13.2).
     public var snapshotRootOffset: UInt64?
-    /// Whether a compaction of the store renamed a new file over this one:
-    /// the store is elsewhere now, and a name still reaching this file (a
-    /// hard link) reaches a copy that no save may extend (FORMAT.md §2).
-    public var replacedByCompaction = false
+    /// Whether a compaction or a salvage of the store renamed a new file
+    /// over this one: the store is elsewhere now, and a name still reaching
+    /// this file (a hard link) reaches a copy that no save may extend
+    /// (FORMAT.md §2).
+    public var isReplaced = false
 
     /// A header of `version`: ``FileLayout/createdVersion`` for a file
     /// created empty or snapshotted in one index frame,
@@ -63,7 +64,7 @@ public struct FileHeader: Hashable, Sendable {
         withUnsafeBytes(of: storeID.uuid) { writer.append($0) }
         writer.appendFixed(Microseconds(createdAt))
         writer.appendFixed(snapshotIndexOffset ?? snapshotRootOffset ?? 0)
-        writer.append(replacedByCompaction ? 1 : 0)
+        writer.append(isReplaced ? 1 : 0)
         writer.append(contentsOf: repeatElement(0, count: FileLayout.headerChecksumOffset - writer.count))
         let checksum = writer.bytes.withUnsafeBytes { CRC32C.checksum($0) }
         writer.appendFixed(checksum)
@@ -113,7 +114,7 @@ public struct FileHeader: Hashable, Sendable {
             header.readVersion = readVersion
             // Any other value there is read as unset: older writers left
             // these bytes reserved, and never checked them.
-            header.replacedByCompaction = bytes[FileLayout.replacedField] == 1
+            header.isReplaced = bytes[FileLayout.replacedField] == 1
             if readVersion >= FileLayout.pagedSnapshotVersion {
                 // The base root, or 0 in a file without a snapshot.
                 guard snapshotOffset == 0 || snapshotOffset >= UInt64(FileLayout.pagedFramesStart) else {

@@ -29,9 +29,10 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     public var damage: String?
     /// The snapshot the file starts with, if it has one.
     public var snapshot: SnapshotInfo?
-    /// Whether a compaction renamed a new file over this one (FORMAT.md §2):
-    /// the store went on there, and this file can only be read.
-    public var replacedByCompaction = false
+    /// Whether a compaction or a salvage renamed a new file over this one
+    /// (FORMAT.md §2): the store went on there, and this file can only be
+    /// read, or made a store of its own with ``StoreInspector/recover(path:to:)``.
+    public var isReplaced = false
 
     /// Raw payload bytes per stored payload byte (1 when nothing compressed).
     public var compressionRatio: Double {
@@ -133,7 +134,7 @@ public enum StoreInspector {
                 lastCommitAt: summary.lastTimestampMicroseconds.map { Date(timeIntervalSince1970: TimeInterval($0) / 1_000_000) },
                 storedPayloadBytes: summary.storedPayloadBytes, rawPayloadBytes: summary.rawPayloadBytes,
                 journalBytes: summary.validEnd - start, unreadableTailBytes: size - summary.validEnd)
-            info.replacedByCompaction = header.replacedByCompaction
+            info.isReplaced = header.isReplaced
             if case .damage(let offset, let number, let reason) = summary.end {
                 info.damage = "frame \(number) at offset \(offset): \(reason)"
             }

@@ -55,9 +55,10 @@ public final class Journal: Sendable {
 
     /// Opens the store file at `path`, creating it if missing (read-write only).
     ///
-    /// - Throws: `.storeLocked` when another writer has it open, when it
-    ///   kept being replaced while this open tried to lock it, or, opening
-    ///   to write, when a compaction replaced it (FORMAT.md §2); `.notAStore`,
+    /// - Throws: `.storeLocked` when another writer has it open, or when it
+    ///   kept being replaced while this open tried to lock it;
+    ///   `.storeReplaced`, opening to write, when a compaction or salvage
+    ///   replaced it (FORMAT.md §2); `.notAStore`,
     ///   `.corruptHeader`, `.unsupportedFormatVersion` for a file this version
     ///   cannot use; `.corruptFrame` for damage with valid frames after it
     ///   (unless ``JournalOptions/recoveryMode`` is `.salvage`); `.io` when a
@@ -74,8 +75,8 @@ public final class Journal: Sendable {
     /// checksum with it; nothing else changes, so readers read on.
     static func setReplacedMark(_ replaced: Bool, in file: any FileIO) throws(LogStoreError) {
         var header = try file.read(count: FileLayout.headerSize, at: 0).withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: file.path) }
-        guard header.replacedByCompaction != replaced else { return }
-        header.replacedByCompaction = replaced
+        guard header.isReplaced != replaced else { return }
+        header.isReplaced = replaced
         try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
         try file.synchronize()
     }
@@ -122,21 +123,21 @@ public final class Journal: Sendable {
                 try self.init(file: file, options: options, fileSystem: fileSystem, salvaged: salvaged)
                 return
             } catch {
+                // Every way out of here closes `file`: a descriptor left open
+                // would hold the store's lock until the process ends.
+                defer { file.close() }
                 // Salvage rewrites a store with damaged snapshot blocks, then opens it again.
                 // Read-only, it reads a salvaged copy instead.
                 if error.kind == .corruptSnapshot, options.recoveryMode == .salvage, salvaged == nil {
                     if options.access == .readWrite, let report = try SnapshotSalvage.replaceStore(file, on: fileSystem) {
                         salvaged = report
-                        file.close()
                         continue
                     }
                     if options.access == .readOnly, let (copy, report) = try SnapshotSalvage.salvagedCopy(of: file, on: fileSystem) {
                         (salvagedCopy, salvaged) = (copy, report)
-                        file.close()
                         continue
                     }
                 }
-                file.close()
                 throw error
             }
         }
@@ -153,8 +154,8 @@ public final class Journal: Sendable {
         if options.access == .readWrite && !header.isWritableByThisVersion {
             throw LogStoreError(.unsupportedFormatVersion, "\(path) was written by format version \(header.writeVersion); this LogStore (version \(FileLayout.currentVersion)) can read it but not write it: open it read-only, or with a newer LogStore", path: path, offset: 8)
         }
-        if options.access == .readWrite && header.replacedByCompaction {
-            throw LogStoreError(.storeLocked, "\(path) is a store file that a compaction replaced: the store went on in the new file renamed over its old name, and saves here would reach no reader of it; open the store by that name; open this file read-only to read it as it was, or make a store of it with logstore-tool recover FILE --output NEW", path: path, offset: UInt64(FileLayout.replacedField))
+        if options.access == .readWrite && header.isReplaced {
+            throw LogStoreError(.storeReplaced, "\(path) is a store file that a compaction or salvage replaced: the store went on in the new file renamed over its old name, and saves here would reach no reader of it; open the store by that name; open this file read-only to read it as it was, or make a store of it with logstore-tool recover FILE --output NEW", path: path, offset: UInt64(FileLayout.replacedField))
         }
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?

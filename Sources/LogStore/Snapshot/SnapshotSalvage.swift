@@ -381,7 +381,10 @@ extension SnapshotSalvage {
     /// opened read-write and locked as `file`: writes the salvaged store next
     /// to it, keeps the damaged file whole under `PATH.damaged-0` (a second
     /// name for it, not a copy), and renames the salvaged one over the store.
-    /// The caller then opens the store again; the report says what was lost.
+    /// Once the rename is durable, the damaged file gets the replaced mark
+    /// (FORMAT.md §2), as a compaction's old file does: a writer reaching it
+    /// through another name is refused. The caller then opens the store
+    /// again; the report says what was lost.
     ///
     /// - Returns: nil when there is nothing to salvage from (see
     ///   ``init(file:header:size:)``) or no block is damaged: the damage is
@@ -404,7 +407,10 @@ extension SnapshotSalvage {
             aside = "\(path).damaged-0-\(attempt)"
         }
         try fileSystem.rename(temporary, to: path)
+        // Not marked before the rename is durable: a power cut could undo
+        // it and make the damaged file the store again.
         try fileSystem.synchronizeDirectory(of: path)
+        try Journal.setReplacedMark(true, in: file)
         var report = outcome.report(size: size)
         report.preservedDamagePath = aside
         return report

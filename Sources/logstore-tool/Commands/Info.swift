@@ -41,8 +41,8 @@ struct Info: ParsableCommand {
             created:           \(formatter.string(from: info.createdAt))
             file size:         \(formatBytes(info.fileSize)) (\(info.fileSize) bytes)
             """)
-        if info.replacedByCompaction {
-            print("replaced:          a compaction renamed a new file over this one; the store went on there, and this file can only be read")
+        if info.isReplaced {
+            print("replaced:          a compaction or salvage renamed a new file over this one; the store went on there, and this file can only be read")
         }
         if let snapshot = info.snapshot {
             print("snapshot:          \(formatBytes(snapshot.storedBytes)) through sequence \(snapshot.sequence), \(snapshot.blocks) blocks, \(formatBytes(snapshot.rawBytes)) of records raw")

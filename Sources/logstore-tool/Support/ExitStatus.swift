@@ -15,7 +15,8 @@ enum ExitStatus {
     /// entity or key the store lacks.
     static let usage = ExitCode(2)
     /// The file cannot be opened: missing, not a store, damaged header or
-    /// snapshot, no recorded model.
+    /// snapshot, no recorded model; or, to change it, a file that a
+    /// compaction or salvage replaced (read it, or recover it).
     static let cannotOpen = ExitCode(3)
     /// Another process has the store open for writing.
     static let locked = ExitCode(4)
@@ -26,7 +27,7 @@ enum ExitStatus {
     static let documentation = """
         0 ok; 1 problem found (damage, data left out, nothing found); 2 usage error \
         (bad arguments, a predicate that does not parse, an unknown entity or key); \
-        3 cannot open the file (missing, not a store, damaged); 4 locked by another \
+        3 cannot open the file (missing, not a store, damaged; to change it, replaced by a compaction); 4 locked by another \
         process; 5 the operation failed (I/O error, disk full) and changed nothing.
         """
 

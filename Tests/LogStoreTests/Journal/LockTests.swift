@@ -77,9 +77,9 @@ struct LockTests {
             // it let go: a writer there would write a copy no reader of the
             // store sees.
             let error = #expect(throws: LogStoreError.self) { let other = try Journal(path: alias); other.close() }
-            #expect(error?.kind == .storeLocked)
-            #expect(error?.message.contains("compaction replaced") == true)
-            #expect(try StoreInspector.info(path: alias).replacedByCompaction && !StoreInspector.info(path: path).replacedByCompaction)
+            #expect(error?.kind == .storeReplaced)
+            #expect(error?.message.contains("replaced") == true)
+            #expect(try StoreInspector.info(path: alias).isReplaced && !StoreInspector.info(path: path).isReplaced)
             let reader = try Journal(path: alias, options: JournalOptions(access: .readOnly))
             defer { reader.close() }
             #expect(try Store(journal: reader, model: model).newContext().count(for: FetchRequest(entityName: "Counter")) == 3)
@@ -89,7 +89,7 @@ struct LockTests {
             // A recovered copy of the old file is a store of its own.
             let recovered = directory + "/recovered.logstore"
             _ = try StoreInspector.recover(path: alias, to: recovered)
-            #expect(try !StoreInspector.info(path: recovered).replacedByCompaction)
+            #expect(try !StoreInspector.info(path: recovered).isReplaced)
             let copy = try Store(path: recovered, model: model, options: CounterModel.manual)
             defer { copy.close() }
             try CounterModel.insertCounters(1, into: copy.newContext())

@@ -95,6 +95,9 @@ extension SnapshotSalvageTests {
             let block = index.blocks[3]
             let lostKeys = try Self.damageBlock(3, of: path, in: index)
             let damaged = try StoreFileSurgery(path: path).bytes
+            // Another name of the store file, made before the salvage.
+            let alias = path + ".alias"
+            try FileManager.default.linkItem(atPath: path, toPath: alias)
 
             let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
             do {
@@ -106,7 +109,16 @@ extension SnapshotSalvageTests {
                 #expect(report.droppedOffset == block.offset)
                 #expect(report.reason?.contains("snapshot block 4") == true, "\(report)")
                 let aside = try #require(report.preservedDamagePath)
-                #expect(try JournalFixtures.read(aside) == damaged, "the damaged file is kept whole")
+                let kept = try JournalFixtures.read(aside)
+                #expect(kept[FileLayout.headerSize...] == damaged[FileLayout.headerSize...], "the damaged file is kept whole")
+                // Its header says the store went on in another file: a writer
+                // reaching it through another name is refused, a reader reads it.
+                #expect(try StoreInspector.info(path: aside).isReplaced && !StoreInspector.info(path: path).isReplaced)
+                let error = #expect(throws: LogStoreError.self) { let other = try Journal(path: alias); other.close() }
+                #expect(error?.kind == .storeReplaced, "\(String(describing: error))")
+                let reader = try Store(path: alias, model: model, options: JournalOptions(access: .readOnly, recoveryMode: .salvage))
+                #expect(reader.recovery.outcome == .salvaged)
+                reader.close()
                 let counters = try #require(contents(of: store)["Counter"])
                 #expect(counters.count == 5_000 - lostKeys.count)
                 #expect(counters[saved.changed]?[1] == .int64(-2))
@@ -116,6 +128,59 @@ extension SnapshotSalvageTests {
             let store = try Store(path: path, model: model, options: CounterModel.manual)
             defer { store.close() }
             #expect(store.recovery.outcome == .clean)
+            #expect(contents(of: store)["Counter"]?.count == 5_000 - lostKeys.count)
+        }
+    }
+}
+
+extension SnapshotSalvageTests {
+    /// The system's file system, except that one kind of call fails with EIO.
+    struct FailingCall: FileSystem {
+        let system = SystemFileSystem()
+        let failing: String
+        func fail(_ call: String, _ path: String) throws(LogStoreError) {
+            if call == failing { throw SystemFile.error(EIO, call, path: path) }
+        }
+        func open(_ path: String, _ mode: FileOpenMode, reportingAs name: String?) throws(LogStoreError) -> any FileIO { try system.open(path, mode, reportingAs: name) }
+        func exists(_ path: String) -> Bool { system.exists(path) }
+        func identity(ofPath path: String) -> FileIdentity? { system.identity(ofPath: path) }
+        func rename(_ source: String, to destination: String) throws(LogStoreError) {
+            try fail("rename", source)
+            try system.rename(source, to: destination)
+        }
+        func link(_ source: String, to destination: String) throws(LogStoreError) -> Bool {
+            try fail("link", destination)
+            return try system.link(source, to: destination)
+        }
+        func remove(_ path: String) { system.remove(path) }
+        func synchronizeDirectory(of path: String) throws(LogStoreError) {
+            try fail("synchronizeDirectory", path)
+            try system.synchronizeDirectory(of: path)
+        }
+        func copyOwnership(from original: any FileIO, to file: any FileIO) throws(LogStoreError) { try system.copyOwnership(from: original, to: file) }
+        func names(inDirectory directory: String) -> [String] { system.names(inDirectory: directory) }
+        func resolvingSymbolicLink(_ path: String) -> String { system.resolvingSymbolicLink(path) }
+        func freeSpace(at path: String) -> UInt64? { system.freeSpace(at: path) }
+    }
+
+    @Test("A salvage that fails part way throws, lets go of every file it opened, and leaves the old file unmarked", arguments: ["link", "rename", "synchronizeDirectory"])
+    func salvageFailing(call: String) throws {
+        try SnapshotDamageTests.withCompactedStore { path, model, index in
+            let lostKeys = try Self.damageBlock(2, of: path, in: index)
+            let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
+            let error = #expect(throws: LogStoreError.self) { let journal = try Journal(path: path, options: options, fileSystem: FailingCall(failing: call)); journal.close() }
+            #expect(error?.kind == .io && error?.errno == EIO, "\(String(describing: error))")
+            // Only a failed directory fsync comes after the rename. The old
+            // file is not marked then: a power cut may undo the rename and
+            // make it the store again.
+            let old = call == "synchronizeDirectory" ? path + ".damaged-0" : path
+            #expect(try !StoreInspector.info(path: old).isReplaced)
+            let file = try SystemFile(path: old, mode: .readOnly)
+            defer { file.close() }
+            #expect(try !file.isLockedByWriter(), "the failed open still holds the lock of \(old)")
+            // The store opens at once, salvaged if the failure came first.
+            let store = try Store(path: path, model: model, options: options)
+            defer { store.close() }
             #expect(contents(of: store)["Counter"]?.count == 5_000 - lostKeys.count)
         }
     }
