@@ -62,7 +62,10 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// replaced (FORMAT.md §2): the store went on in the file renamed
         /// over its old name, so this one may only be read. Open the store
         /// by its name, or make a store of this file with
-        /// ``StoreInspector/recover(path:to:)``.
+        /// ``StoreInspector/recover(path:to:)``. Also thrown by a save or a
+        /// compaction of an open store whose path no longer names its file
+        /// (removed, renamed or replaced by another process): nothing is
+        /// written then, since no one opening the path would read it.
         public static let storeReplaced = Kind("storeReplaced")
         /// An earlier fsync, or a write for another reason than a full disk,
         /// failed; the store refuses writes until reopened.

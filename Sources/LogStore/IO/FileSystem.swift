@@ -67,6 +67,25 @@ extension FileSystem {
     func open(_ path: String, _ mode: FileOpenMode) throws(LogStoreError) -> any FileIO {
         try open(path, mode, reportingAs: nil)
     }
+
+    /// Throws `.storeReplaced` unless the store's path (the name `file`
+    /// reports) still names `file`, whose identity is `identity` when the
+    /// caller knows it.
+    ///
+    /// A store file removed, renamed or replaced by another process while
+    /// open keeps taking writes, but no one opening the store reads them:
+    /// a second writer would even make a new store under the name. The
+    /// journal checks before it makes frames durable and, without fsync,
+    /// every millisecond of writes (``JournalWriter``); a compaction before
+    /// it starts and before its rename.
+    func checkStillNamed(_ file: any FileIO, identity known: FileIdentity? = nil) throws(LogStoreError) {
+        let path = file.path
+        let own: FileIdentity
+        if let known { own = known } else { own = try file.identity() }
+        guard let named = identity(ofPath: path), named == own else {
+            throw LogStoreError(.storeReplaced, "\(path) no longer names the store file this store has open: another process removed, renamed or replaced it. Nothing more is written, since no one opening \(path) would read it, and saves not yet acknowledged were not made; what was saved before is in the open file. Close the store, give the file its name back if it is kept elsewhere, and open it again", path: path)
+        }
+    }
 }
 
 /// The file system through system calls.

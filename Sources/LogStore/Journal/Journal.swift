@@ -228,7 +228,7 @@ public final class Journal: Sendable {
         self.currentSnapshot = Protected(snapshot?.file)
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
-            origin: origin, durability: options.durability, compression: options.compression, endOffset: summary.validEnd,
+            origin: origin, durability: options.durability, fileSystem: fileSystem, compression: options.compression, endOffset: summary.validEnd,
             lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
     }
 

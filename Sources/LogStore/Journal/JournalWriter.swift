@@ -22,6 +22,17 @@ final class JournalWriter: @unchecked Sendable {
     private var origin: TailOrigin
     private var file: any FileIO { origin.file }
     private let durability: Durability
+    /// Where the store's path is checked to still name the file.
+    private let fileSystem: any FileSystem
+    /// The identity of the file, which the store's path must still name
+    /// when frames are made durable (``checkName()``); nil if `fstat` failed.
+    private var fileIdentity: FileIdentity?
+    /// When writes without fsync last found the path naming the file.
+    private var nameCheckedAt = ContinuousClock.now
+    /// How often writes without fsync check the path: the check is a
+    /// `stat(2)`, which costs more than writing a small frame, and this
+    /// mode promises nothing of the disk anyway. Flushes check every time.
+    static let nameCheckInterval: Duration = .milliseconds(1)
     /// Nil when the journal stores payloads uncompressed.
     private let compressor: LZ4.Compressor?
     private let monitor = Monitor()
@@ -82,9 +93,11 @@ final class JournalWriter: @unchecked Sendable {
     static let keptBufferCapacity = 8 << 20
     private var counters = JournalStatistics()
 
-    init(origin: TailOrigin, durability: Durability, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
+    init(origin: TailOrigin, durability: Durability, fileSystem: any FileSystem, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
         self.origin = origin
         self.durability = durability
+        self.fileSystem = fileSystem
+        fileIdentity = try? origin.file.identity()
         compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.endOffset = endOffset
         self.nextSequence = lastSequence + 1
@@ -145,6 +158,7 @@ final class JournalWriter: @unchecked Sendable {
             let old = origin.file
             let (newOrigin, newEnd, doubt) = try body(old, endOffset)
             origin = newOrigin
+            fileIdentity = try? newOrigin.file.identity()
             endOffset = newEnd
             if let doubt {
                 failure = failure ?? doubt
@@ -209,6 +223,13 @@ final class JournalWriter: @unchecked Sendable {
             if frameBuffer.capacity > Self.keptBufferCapacity { frameBuffer = ByteWriter(capacity: 4096) }
         }
         try checkWritable()
+        if durability == .deferredToOS, ContinuousClock.now - nameCheckedAt >= Self.nameCheckInterval {
+            do throws(LogStoreError) { try checkName() } catch {
+                fail(error)
+                throw error
+            }
+            nameCheckedAt = .now
+        }
         let sequence = nextSequence
         // No frame may follow one numbered UInt64.max (Journal refuses to open such a file).
         guard sequence < .max else {
@@ -317,6 +338,7 @@ final class JournalWriter: @unchecked Sendable {
 
     private func synchronize(through sequence: UInt64) throws(LogStoreError) {
         do throws(LogStoreError) {
+            try checkName()
             try file.synchronize()
         } catch {
             fail(error)
@@ -396,9 +418,12 @@ final class JournalWriter: @unchecked Sendable {
             if window > .zero { gather(until: .monotonic(after: window.timeInterval)) }
             let target = writtenSequence, targetEnd = endOffset
             // A compaction replaces the file only while no flush is under way.
-            let syncing = file
+            let syncing = file, identity = fileIdentity
             monitor.unlock()
-            let result = Result { () throws(LogStoreError) in try syncing.synchronize() }
+            let result = Result { () throws(LogStoreError) in
+                try fileSystem.checkStillNamed(syncing, identity: identity)
+                try syncing.synchronize()
+            }
             monitor.lock()
             isSyncing = false
             switch result {
@@ -425,6 +450,15 @@ final class JournalWriter: @unchecked Sendable {
         }
     }
 
+    /// Throws `.storeReplaced` when the store's path no longer names the
+    /// file (``FileSystem/checkStillNamed(_:identity:)``). Its callers then
+    /// fail the writer: frames written since the last fsync are cut off, as
+    /// after a failed fsync, and none is acknowledged in a file no one
+    /// opening the store would read.
+    private func checkName() throws(LogStoreError) {
+        try fileSystem.checkStillNamed(file, identity: fileIdentity)
+    }
+
     private func checkWritable() throws(LogStoreError) {
         if isClosing { throw closedError }
         if let failure { throw refusal(after: failure) }
@@ -443,7 +477,9 @@ final class JournalWriter: @unchecked Sendable {
     }
 
     private func refusal(after failure: LogStoreError) -> LogStoreError {
-        LogStoreError(.writeFailed, "an earlier write to \(file.path) failed, so it refuses writes to never acknowledge a save it has not written; reopen the store once the cause is fixed. The first failure: \(failure.message)", path: file.path, errno: failure.errno, details: [failure])
+        // Nothing failed to write: the file lost its name, and says so.
+        if failure.kind == .storeReplaced { return failure }
+        return LogStoreError(.writeFailed, "an earlier write to \(file.path) failed, so it refuses writes to never acknowledge a save it has not written; reopen the store once the cause is fixed. The first failure: \(failure.message)", path: file.path, errno: failure.errno, details: [failure])
     }
 
     private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T { try monitor.withLock(body) }

@@ -156,6 +156,7 @@ extension Store {
             }
         }
         try checkOpen()
+        try journal.fileSystem.checkStillNamed(journal.currentFile.file)
         try checkFreeSpaceForCompaction(liveBytes: state.withLock { $0.liveBytesEstimate })
         let bytesBefore = journal.currentFile.end
 
@@ -245,6 +246,8 @@ extension Store {
             progress?(.synchronizing, writer.progress)
             try copyFrames(from: old, to: end)
             try file.synchronize()
+            // A rename over a name the store lost would make a second store.
+            try fileSystem.checkStillNamed(old)
             progress?(.renaming, writer.progress)
             try fileSystem.rename(temporary, to: path)
             renamed = true

@@ -96,4 +96,41 @@ struct LockTests {
             #expect(try copy.newContext().count(for: FetchRequest(entityName: "Counter")) == 4)
         }
     }
+    @Test("A store whose file is removed or renamed while open refuses saves with .storeReplaced until reopened, and so does its compaction", arguments: ["remove", "rename"])
+    func fileVanishesWhileOpen(how: String) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/store.logstore", moved = directory + "/moved.logstore"
+            let model = try CounterModel.make()
+            let count = FetchRequest(entityName: "Counter")
+            for durability in [Durability.deferredToOS, .fsyncEveryCommit, .groupCommit(window: .zero)] {
+                let store = try Store(path: path, model: model, options: JournalOptions(durability: durability, compaction: .manual))
+                try CounterModel.insertCounters(2, into: store.newContext())
+                if how == "remove" { try FileManager.default.removeItem(atPath: path) } else { try FileManager.default.moveItem(atPath: path, toPath: moved) }
+                // Without fsync, writes check the name once a millisecond.
+                if durability == .deferredToOS { Thread.sleep(forTimeInterval: 0.005) }
+                let context = store.newContext()
+                _ = try context.insert("Counter")
+                let error = #expect(throws: LogStoreError.self) { try context.save() }
+                #expect(error?.kind == .storeReplaced, "\(durability): \(String(describing: error))")
+                #expect(error?.message.contains(path) == true)
+                // A compaction would make a store under the name from the open file.
+                let compaction = #expect(throws: LogStoreError.self) { try store.compact() }
+                #expect(compaction?.kind == .storeReplaced)
+                #expect(!FileManager.default.fileExists(atPath: path))
+                // Given its name back, the store refuses until reopened, and
+                // then holds every acknowledged save and none of the others.
+                if how == "rename" {
+                    try FileManager.default.moveItem(atPath: moved, toPath: path)
+                    #expect(throws: LogStoreError.self) { try context.save() }
+                }
+                store.close()
+                if how == "rename" {
+                    let reopened = try Store(path: path, model: model, options: CounterModel.manual)
+                    #expect(try reopened.newContext().count(for: count) == 2, "\(durability)")
+                    reopened.close()
+                }
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
 }
