@@ -20,6 +20,9 @@ struct ByteWriter {
     /// How many bytes it can hold before it grows.
     var capacity: Int { bytes.capacity }
 
+    /// Makes room for at least `capacity` bytes in all.
+    mutating func reserveCapacity(_ capacity: Int) { bytes.reserveCapacity(capacity) }
+
     /// Empties the buffer, keeping its storage for reuse.
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 

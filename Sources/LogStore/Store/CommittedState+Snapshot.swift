@@ -266,10 +266,24 @@ extension CommittedState {
             // Each index starts again from what the snapshot holds, plus the
             // records changed since `written`.
             guard !indexes[table].isEmpty else { continue }
-            let changed = tables[table].changedKeys().map { key in (key, tables[table].record(key)?.values) }
+            // Only the indexed values of the records changed since are
+            // decoded: a bulk import saves most of its records during the
+            // compaction, and their whole values would cost more than the index.
+            let slots = indexes[table].map(\.slot)
+            var wanted = Array(repeating: false, count: (slots.max() ?? 0) + 1)
+            for slot in slots { wanted[slot] = true }
+            var changed = Array(repeating: [(key: UInt64, value: StoredValue?)](), count: slots.count)
+            var values: [StoredValue] = []
+            for key in tables[table].changedKeys() {
+                let isLive = tables[table].withValueBytes(key) { EntityTable.decode($0, wanted: wanted, into: &values) } != nil
+                for (position, slot) in slots.enumerated() {
+                    changed[position].append((key, isLive ? (slot < values.count ? values[slot] : .null) : nil))
+                }
+            }
             for position in indexes[table].indices {
                 let slot = indexes[table][position].slot
-                let changes = changed.map { key, values in (key: key, value: values.map { slot < $0.count ? $0[slot] : .null }) }
+                let changes = changed[position]
+                changed[position] = []
                 // The snapshot's entities are this model's, in its order.
                 let name = entity.attributes[slot].name
                 let stored: any IndexPages

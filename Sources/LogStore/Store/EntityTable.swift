@@ -1,6 +1,6 @@
 // One entity's live records, packed: encoded values in a block of the
 // store's snapshot, found by key through the snapshot's located keys, or,
-// once a save changed them, in one byte arena found through a key map.
+// once a save changed them, in a byte arena found through a key map.
 
 import CLogStoreSupport
 
@@ -9,8 +9,8 @@ import CLogStoreSupport
 /// A record's values sit encoded (the value codec of FORMAT.md §5.2) either
 /// in the snapshot the store was opened from or last compacted into, found
 /// through ``LocatedKeys`` (a few bytes per block, not per key) and decoded
-/// when first touched; or, once a save changed the record since, in one byte
-/// arena. Only records changed since the snapshot have an entry in the key
+/// when first touched; or, once a save changed the record since, in a paged
+/// byte arena (``RecordArena``). Only records changed since the snapshot have an entry in the key
 /// map: 24 bytes of bookkeeping beyond the values, and 12 more in the arena;
 /// a record of the snapshot that a save deleted has an entry that hides it
 /// (a tombstone). Keys are dense (the store hands them out 1, 2, 3, … and
@@ -23,9 +23,9 @@ struct EntityTable: Sendable {
     /// deletion; one entry, so that a lookup by a random key misses the cache
     /// once here and once in the arena.
     private struct Entry: Sendable {
-        /// Where its values start in `arena`; or `absent` (no change since
+        /// Where its values are in `arena`; or `absent` (no change since
         /// the snapshot), or `deleted`.
-        var start: UInt64
+        var start: RecordArena.Position
         var version: UInt64
         /// The length of its values in the arena.
         var length: UInt32
@@ -49,12 +49,9 @@ struct EntityTable: Sendable {
     /// The snapshot's records of this entity, by key.
     private var located = LocatedKeys()
     /// Records' encoded values, appended in place (no buffer per record),
-    /// each after its key and length (``arenaPrefix`` bytes), so that
-    /// rewriting the arena walks the arena, not every key of the table.
-    private var arena = ByteWriter()
-    /// The bytes before a record's values in the arena: its key (`u64`)
-    /// and the length of its values (`u32`), little-endian.
-    private static let arenaPrefix = 12
+    /// each after its key and length, so that rewriting the arena walks the
+    /// arena, not every key of the table.
+    private var arena = RecordArena()
     private var deadBytes = 0
     /// How many live records the arena holds.
     private var arenaRecords = 0
@@ -162,7 +159,7 @@ struct EntityTable: Sendable {
     func prefetchValues(_ key: UInt64) {
         let entry = entries[key]
         guard entry.isPresent else { return }
-        arena.bytes.withUnsafeBytes { logstore_prefetch($0.baseAddress! + Int(entry.start)) }
+        arena.prefetch(at: entry.start)
     }
 
     /// The encoded values of the record with `key`, for `body` to read.
@@ -186,9 +183,7 @@ struct EntityTable: Sendable {
 
     /// The encoded values `entry` places in the arena, for `body` to read.
     private func arenaValues<Result>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        arena.bytes.withUnsafeBytes { bytes in
-            body(UnsafeRawBufferPointer(rebasing: bytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
-        }
+        arena.withValues(at: entry.start, length: entry.length, body)
     }
 
     /// The version and encoded values of the record with `key` at `slot` of
@@ -222,50 +217,48 @@ struct EntityTable: Sendable {
         // a variable the per-record loop shared with a closure was checked
         // for exclusive access at run time at every record.
         var next = 0
-        arena.bytes.withUnsafeBytes { arenaBytes in
-            located.forEachRun { number, firstSlot, run in
-                // A scan reads every record of the block: all are checked.
-                guard let snapshot, let block = snapshot.block(number), snapshot.checkedValues(of: block) else {
-                    // Its records cannot be read (the failure is kept); the
-                    // changed ones among them still can.
-                    for index in 0..<run.count { _ = emitChanges(through: run[index], changed, &next, arenaBytes, body) }
-                    return
-                }
-                var position = next
-                block.withRecords { records in
-                    var upcoming = position < changed.count ? changed[position] : .max
-                    for index in 0..<run.count {
-                        let key = run[index]
-                        if key >= upcoming {
-                            let isChanged = emitChanges(through: key, changed, &position, arenaBytes, body)
-                            upcoming = position < changed.count ? changed[position] : .max
-                            if isChanged { continue }
-                        }
-                        let slot = firstSlot + index
-                        if let values = records.values(at: slot, key: key) {
-                            body(key, Self.version(inBlock: records.version(at: slot), of: snapshot), values)
-                        } else {
-                            snapshot.reportMisplaced(key: key, block: number, slot: slot)
-                        }
+        located.forEachRun { number, firstSlot, run in
+            // A scan reads every record of the block: all are checked.
+            guard let snapshot, let block = snapshot.block(number), snapshot.checkedValues(of: block) else {
+                // Its records cannot be read (the failure is kept); the
+                // changed ones among them still can.
+                for index in 0..<run.count { _ = emitChanges(through: run[index], changed, &next, body) }
+                return
+            }
+            var position = next
+            block.withRecords { records in
+                var upcoming = position < changed.count ? changed[position] : .max
+                for index in 0..<run.count {
+                    let key = run[index]
+                    if key >= upcoming {
+                        let isChanged = emitChanges(through: key, changed, &position, body)
+                        upcoming = position < changed.count ? changed[position] : .max
+                        if isChanged { continue }
+                    }
+                    let slot = firstSlot + index
+                    if let values = records.values(at: slot, key: key) {
+                        body(key, Self.version(inBlock: records.version(at: slot), of: snapshot), values)
+                    } else {
+                        snapshot.reportMisplaced(key: key, block: number, slot: slot)
                     }
                 }
-                next = position
             }
-            _ = emitChanges(through: nil, changed, &next, arenaBytes, body)
+            next = position
         }
+        _ = emitChanges(through: nil, changed, &next, body)
     }
 
     /// Calls `body` with the changed records from `changed[position]` up to
     /// `key` (all of them when nil), moving `position` past them; returns
     /// whether `key` itself is one.
-    private func emitChanges(through key: UInt64?, _ changed: [UInt64], _ position: inout Int, _ arenaBytes: UnsafeRawBufferPointer,
+    private func emitChanges(through key: UInt64?, _ changed: [UInt64], _ position: inout Int,
                              _ body: (UInt64, UInt64, UnsafeRawBufferPointer) -> Void) -> Bool {
         while position < changed.count, key.map({ changed[position] <= $0 }) ?? true {
             let changedKey = changed[position]
             position += 1
             let entry = entries[changedKey]
             if entry.isPresent {
-                body(changedKey, entry.version, UnsafeRawBufferPointer(rebasing: arenaBytes[Int(entry.start)..<(Int(entry.start) + Int(entry.length))]))
+                arenaValues(entry) { body(changedKey, entry.version, $0) }
             }
             if changedKey == key { return true }
         }
@@ -349,7 +342,7 @@ struct EntityTable: Sendable {
     var changedCount: Int { changedKeys().count }
 
     /// The bytes of live records' values held in memory (not in the snapshot).
-    var arenaLiveBytes: Int { arena.count - deadBytes - Self.arenaPrefix * arenaRecords }
+    var arenaLiveBytes: Int { arena.byteCount - deadBytes - RecordArena.prefix * arenaRecords }
 
     mutating func set(_ key: UInt64, _ record: Record) {
         let old = entries[key]
@@ -358,14 +351,8 @@ struct EntityTable: Sendable {
         } else if old.isDeleted || !located.contains(key) {
             count += 1
         }
-        let prefix = arena.count
-        arena.appendFixed(key)
-        arena.appendFixed(UInt32(0))
-        let start = arena.count
-        for value in record.values { arena.append(value) }
-        let length = UInt32(arena.count - start)
-        arena.overwrite(length, at: prefix + 8)
-        entries[key] = Entry(start: UInt64(start), version: record.version, length: length)
+        let (start, length) = arena.append(key: key, values: record.values)
+        entries[key] = Entry(start: start, version: record.version, length: length)
         arenaRecords += 1
         compactIfMostlyDead()
     }
@@ -408,7 +395,7 @@ struct EntityTable: Sendable {
             if !isWritten {
                 kept[key] = entry
             } else if entry.isPresent {
-                movedBytes += Self.arenaPrefix + Int(entry.length)
+                movedBytes += RecordArena.prefix + Int(entry.length)
                 movedRecords += 1
             }
         }
@@ -431,22 +418,14 @@ struct EntityTable: Sendable {
     /// to the snapshot.
     mutating func packArena() {
         guard deadBytes > 0 else { return }
-        var packed = ByteWriter(capacity: arena.count - deadBytes)
-        var position = 0
-        arena.bytes.withUnsafeBytes { bytes in
-            while position < bytes.count {
-                let key = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-                let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 8, as: UInt32.self)))
-                let start = position + Self.arenaPrefix
-                var entry = entries[key]
-                // A record is live where its entry still points; an older
-                // copy, or one of a record deleted or moved to the snapshot, is not.
-                if entry.isPresent && entry.start == UInt64(start) {
-                    packed.append(UnsafeRawBufferPointer(rebasing: bytes[position..<(start + length)]))
-                    entry.start = UInt64(packed.count - length)
-                    entries[key] = entry
-                }
-                position = start + length
+        var packed = RecordArena()
+        arena.forEachRecord { key, position, values in
+            var entry = entries[key]
+            // A record is live where its entry still points; an older
+            // copy, or one of a record deleted or moved to the snapshot, is not.
+            if entry.isPresent && entry.start == position {
+                entry.start = packed.append(key: key, encoded: values)
+                entries[key] = entry
             }
         }
         arena = packed
@@ -456,12 +435,12 @@ struct EntityTable: Sendable {
     /// Counts the arena bytes of a record changed again, deleted or moved
     /// to the snapshot as dead.
     private mutating func retire(_ entry: Entry) {
-        deadBytes += Self.arenaPrefix + Int(entry.length)
+        deadBytes += RecordArena.prefix + Int(entry.length)
         arenaRecords -= 1
     }
 
     private mutating func compactIfMostlyDead() {
-        guard deadBytes > 1 << 16, deadBytes * 2 > arena.count else { return }
+        guard deadBytes > 1 << 16, deadBytes * 2 > arena.byteCount else { return }
         packArena()
     }
 }

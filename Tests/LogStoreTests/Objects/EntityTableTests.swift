@@ -6,19 +6,20 @@ import Testing
 
 @Suite("Entity table")
 struct EntityTableTests {
-    @Test("Sets, updates and removes read back exactly, through many rewrites that compact the arena, against a dictionary model")
-    func matchesADictionary() {
+    @Test("Sets, updates and removes read back exactly, through many rewrites that compact the arena, against a dictionary model",
+          arguments: [(keys: 500, longestText: 40), (keys: 2_000, longestText: 3_000)])
+    func matchesADictionary(keys: Int, longestText: Int) {
         var table = EntityTable()
         var model: [UInt64: Record] = [:]
         var random = JournalFixtures.SeededGenerator(seed: 0x7AB1E)
         for step in 0..<20_000 {
-            let key = UInt64(random.next() % 500) + 1
+            let key = UInt64(random.next() % UInt64(keys)) + 1
             switch random.next() % 4 {
             case 0:
                 table.remove(key)
                 model[key] = nil
             default:
-                let record = Record(values: [.string(String(repeating: "x", count: Int(random.next() % 40))), .int64(Int64(step)), .null, .reference(RecordID(entity: Symbol(rawValue: 0), key: key))], version: UInt64(step))
+                let record = Record(values: [.string(String(repeating: "x", count: Int(random.next() % UInt64(longestText)))), .int64(Int64(step)), .null, .reference(RecordID(entity: Symbol(rawValue: 0), key: key))], version: UInt64(step))
                 table.set(key, record)
                 model[key] = record
             }
@@ -32,7 +33,7 @@ struct EntityTableTests {
             return total + writer.count
         }
         #expect(table.arenaLiveBytes == valueBytes)
-        for key in 0...520 as ClosedRange<UInt64> {
+        for key in 0...UInt64(keys + 20) {
             #expect(table.record(key)?.values == model[key]?.values, "key \(key)")
             #expect(table.version(key) == model[key]?.version, "key \(key)")
         }
