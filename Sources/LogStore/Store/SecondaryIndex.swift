@@ -251,10 +251,21 @@ struct SecondaryIndex: Sendable {
     func relocated(to pages: any IndexPages, changedSince changes: [(key: UInt64, value: StoredValue?)]) -> SecondaryIndex {
         var index = SecondaryIndex(slot: slot, chunkCapacity: chunkCapacity, tailLimit: tailLimit)
         index.base.pages = pages
+        // Sorted into runs at once, not through the tail and a settle: a
+        // bulk import leaves as many changes as it saved meanwhile, and
+        // each copy the tail's growth and the settle make costs their size.
+        var entries: [Entry] = []
+        entries.reserveCapacity(changes.count)
         for (key, value) in changes {
-            if let value { index.set(key, value) } else { index.remove(key) }
+            if let value {
+                index.set(key, value)
+                entries.append(index.tail.removeLast())
+            } else {
+                index.remove(key)
+            }
         }
-        index.settle()
+        entries.sort(by: Self.precedes)
+        index.replaceChunks(with: entries)
         return index
     }
 
