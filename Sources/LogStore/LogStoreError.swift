@@ -64,8 +64,11 @@ public struct LogStoreError: Error, Sendable, CustomStringConvertible {
         /// by its name, or make a store of this file with
         /// ``StoreInspector/recover(path:to:)``. Also thrown by a save or a
         /// compaction of an open store whose path no longer names its file
-        /// (removed, renamed or replaced by another process): nothing is
-        /// written then, since no one opening the path would read it.
+        /// (removed, renamed or replaced by another process): nothing more
+        /// is written, since no one opening the path would read it. Saves
+        /// are checked before each fsync; without fsync (`.deferredToOS`),
+        /// those of the first millisecond after the change may still be
+        /// acknowledged (FORMAT.md §7).
         public static let storeReplaced = Kind("storeReplaced")
         /// An earlier fsync, or a write for another reason than a full disk,
         /// failed; the store refuses writes until reopened.

@@ -304,10 +304,13 @@ public final class Journal: Sendable {
     /// with `.diskFull`, and leaves the file as it was. If another write or
     /// an fsync fails, this call throws it and every later call throws
     /// `.writeFailed`: the journal never acknowledges a transaction it has
-    /// not written. Reopen the store to write again.
+    /// not written. Reopen the store to write again. So too when the
+    /// store's path no longer names the file (FORMAT.md §7): this call and
+    /// every later one throw `.storeReplaced`.
     ///
     /// - Throws: `.readOnly`, `.closed`, `.transactionTooLarge`, `.diskFull`
-    ///   (nothing written), `.io` (the failing call), `.writeFailed` (later calls).
+    ///   (nothing written), `.io` (the failing call), `.writeFailed` (later
+    ///   calls), `.storeReplaced` (the file lost its name).
     @discardableResult
     public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
         if header.readVersion < FileLayout.decimalVersion, changes.contains(where: \.holdsDecimal) {

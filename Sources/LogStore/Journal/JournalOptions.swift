@@ -123,7 +123,8 @@ public struct RecoveryReport: Sendable, Hashable {
     /// Why the bytes were dropped, for logs.
     public var reason: String?
     /// In salvage mode, the file holding the bytes cut off (for damage in
-    /// the snapshot, the whole damaged file, which salvage rewrote).
+    /// the snapshot, the damaged file itself, which salvage rewrote, with
+    /// its replaced mark set: open it read-only, or recover it).
     public var preservedDamagePath: String?
     /// Read-only, while a writer holds the store: the whole, valid frames
     /// at the end that no frame yet records as durable, which this journal

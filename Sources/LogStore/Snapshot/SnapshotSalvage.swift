@@ -379,7 +379,7 @@ struct SnapshotSalvage {
 extension SnapshotSalvage {
     /// Salvage mode's repair of a store whose snapshot has damaged blocks,
     /// opened read-write and locked as `file`: writes the salvaged store next
-    /// to it, keeps the damaged file whole under `PATH.damaged-0` (a second
+    /// to it, keeps the damaged file itself under `PATH.damaged-0` (a second
     /// name for it, not a copy), and renames the salvaged one over the store.
     /// Once the rename is durable, the damaged file gets the replaced mark
     /// (FORMAT.md §2), as a compaction's old file does: a writer reaching it
@@ -399,6 +399,10 @@ extension SnapshotSalvage {
         fileSystem.remove(temporary)
         defer { fileSystem.remove(temporary) }
         guard let outcome = try salvage.write(to: temporary) else { return nil }
+        // The store stays open to whoever it was, as after a compaction.
+        let written = try fileSystem.open(temporary, .readWrite)
+        defer { written.close() }
+        try fileSystem.copyOwnership(from: file, to: written)
 
         var aside = "\(path).damaged-0"
         var attempt = 1
@@ -406,13 +410,24 @@ extension SnapshotSalvage {
             attempt += 1
             aside = "\(path).damaged-0-\(attempt)"
         }
-        try fileSystem.rename(temporary, to: path)
+        do throws(LogStoreError) {
+            try fileSystem.rename(temporary, to: path)
+        } catch {
+            // The store is as it was; the second name would only mislead.
+            fileSystem.remove(aside)
+            throw error
+        }
         // Not marked before the rename is durable: a power cut could undo
         // it and make the damaged file the store again.
         try fileSystem.synchronizeDirectory(of: path)
-        try Journal.setReplacedMark(true, in: file)
         var report = outcome.report(size: size)
         report.preservedDamagePath = aside
+        do throws(LogStoreError) {
+            try Journal.setReplacedMark(true, in: file)
+        } catch {
+            // The salvage is done; its report must not be lost to this.
+            report.reason = (report.reason ?? "") + "; \(aside) could not be marked as replaced (\(error.message)), so a writer reaching it through another name of it would not be refused: remove other names of it"
+        }
         return report
     }
 

@@ -48,9 +48,9 @@ struct EntityTable: Sendable {
     private var entries = KeyMap(empty: Entry.absent)
     /// The snapshot's records of this entity, by key.
     private var located = LocatedKeys()
-    /// Records' encoded values, appended in place (no buffer per record),
-    /// each after its key and length, so that rewriting the arena walks the
-    /// arena, not every key of the table.
+    /// Records' encoded values in pages (no buffer per record), each after
+    /// its key and length, so that rewriting the arena walks the arena, not
+    /// every key of the table.
     private var arena = RecordArena()
     private var deadBytes = 0
     /// How many live records the arena holds.

@@ -45,6 +45,8 @@ struct RecordArena: Sendable {
         for value in values { scratch.append(value) }
         let length = scratch.count
         let position = scratch.bytes.withUnsafeBytes { append(key: key, encoded: $0) }
+        // Not kept at the size of the largest record ever saved.
+        if scratch.capacity > 1 << 16 { scratch = ByteWriter() }
         return (position, UInt32(length))
     }
 

@@ -127,7 +127,8 @@ extension Store {
     /// - Throws: `.readOnly`; `.diskFull` when the disk has too little free
     ///   space (nothing was written; the message says how much it needs),
     ///   or fills up while the new file is written (it is removed);
-    ///   `.closed` when the store closes meanwhile;
+    ///   `.closed` when the store closes meanwhile; `.storeReplaced` when
+    ///   the store's path no longer names its file (nothing is renamed);
     ///   `.io` when writing the new file fails (it is removed, and the store
     ///   goes on in the old one). After the rename, a failed directory fsync
     ///   is thrown and stops writes (`.writeFailed` from then on), as a

@@ -27,7 +27,7 @@ enum ExitStatus {
     static let documentation = """
         0 ok; 1 problem found (damage, data left out, nothing found); 2 usage error \
         (bad arguments, a predicate that does not parse, an unknown entity or key); \
-        3 cannot open the file (missing, not a store, damaged; to change it, replaced by a compaction); 4 locked by another \
+        3 cannot open the file (missing, not a store, damaged; to change it, replaced by a compaction or salvage, or renamed while open); 4 locked by another \
         process; 5 the operation failed (I/O error, disk full) and changed nothing.
         """
 

@@ -98,6 +98,8 @@ extension SnapshotSalvageTests {
             // Another name of the store file, made before the salvage.
             let alias = path + ".alias"
             try FileManager.default.linkItem(atPath: path, toPath: alias)
+            // A store shared with a group stays so once salvaged.
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
 
             let options = JournalOptions(durability: .deferredToOS, recoveryMode: .salvage, compaction: .manual)
             do {
@@ -109,6 +111,7 @@ extension SnapshotSalvageTests {
                 #expect(report.droppedOffset == block.offset)
                 #expect(report.reason?.contains("snapshot block 4") == true, "\(report)")
                 let aside = try #require(report.preservedDamagePath)
+                #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o640)
                 let kept = try JournalFixtures.read(aside)
                 #expect(kept[FileLayout.headerSize...] == damaged[FileLayout.headerSize...], "the damaged file is kept whole")
                 // Its header says the store went on in another file: a writer
@@ -174,6 +177,8 @@ extension SnapshotSalvageTests {
             // file is not marked then: a power cut may undo the rename and
             // make it the store again.
             let old = call == "synchronizeDirectory" ? path + ".damaged-0" : path
+            // Before the rename the store is as it was, with no second name.
+            #expect(FileManager.default.fileExists(atPath: path + ".damaged-0") == (call == "synchronizeDirectory"))
             #expect(try !StoreInspector.info(path: old).isReplaced)
             let file = try SystemFile(path: old, mode: .readOnly)
             defer { file.close() }
