@@ -61,8 +61,10 @@ public struct JournalOptions: Sendable, Hashable {
     /// record from the disk cheaper, since a block is read and checked
     /// whole. ``defaultSnapshotBlockSize`` unless set.
     public var snapshotBlockSize: Int
-    /// 16 KiB: BENCHMARKS.md (issue 24) compares 4, 16 and 64 KiB.
-    public static let defaultSnapshotBlockSize = 16 << 10
+    /// 4 KiB, SQLite's page size: a lookup after a cold open reads and
+    /// decodes one block for one record, and BENCHMARKS.md (issue 24)
+    /// measures 4 against 16 KiB.
+    public static let defaultSnapshotBlockSize = 4 << 10
     /// The most memory, in bytes, that decoded snapshot blocks may take;
     /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
     public var blockCacheCapacity: Int?

@@ -10,10 +10,11 @@ import Testing
 @Suite("Values checked as records are read")
 struct RecordValueCheckTests {
     /// Uncompressed, so that a record's string can be found in the file and
-    /// changed; the default 16 KiB blocks hold all 300 counters in one.
+    /// changed; 16 KiB blocks hold all 300 counters in one.
     static let options = {
         var options = CounterModel.manual(.paged)
         options.compression = .none
+        options.snapshotBlockSize = 16 << 10
         return options
     }()
 

