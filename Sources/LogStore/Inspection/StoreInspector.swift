@@ -191,9 +191,10 @@ public enum StoreInspector {
                 }
                 let index = extent.index
                 let slotCounts = index.entities.map(\.slots.count)
+                let contextCheck = index.blockContext.map(BlockContextCheck.init)
                 for number in index.blocks.indices {
                     do throws(LogStoreError) {
-                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, paged: index.isPaged, in: file)
+                        _ = try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: contextCheck, paged: index.isPaged, in: file)
                         report.validFrames += 1
                     } catch {
                         report.problems.append(VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message))

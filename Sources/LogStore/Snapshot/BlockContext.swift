@@ -91,6 +91,41 @@ struct BlockContext: Sendable, Equatable {
     }
 }
 
+/// The check of the context each block of one snapshot starts with
+/// against the index's (``BlockContext/agrees(with:)``).
+///
+/// A snapshot's writer repeats one context in every block, so once a
+/// block's context has been decoded and found to agree, a block starting
+/// with the same bytes says the same thing: it is taken without decoding
+/// its names again, which in a 4 KiB block cost about as much as finding
+/// its records. Other bytes are decoded and checked in full.
+final class BlockContextCheck: Sendable {
+    /// What the index says.
+    let expected: BlockContext
+    /// The bytes of the last context that agreed, and what they decode to.
+    private let agreed = Protected<(bytes: [UInt8], context: BlockContext)?>(nil)
+
+    init(expected: BlockContext) { self.expected = expected }
+
+    /// Reads the context at `reader`'s position; throws if it is malformed
+    /// or says other than the index.
+    func read(_ reader: inout ByteReader) throws(DecodeFailure) -> BlockContext {
+        let rest = UnsafeRawBufferPointer(rebasing: reader.buffer[reader.position...])
+        if let known = agreed.withLock({ $0 }), rest.starts(with: known.bytes) {
+            try reader.skip(known.bytes.count)
+            return known.context
+        }
+        let start = reader.position
+        let context = try BlockContext(decoding: &reader)
+        guard expected.agrees(with: context) else {
+            throw DecodeFailure("the context it starts with is not what the index says")
+        }
+        let bytes = Array(reader.buffer[start..<reader.position])
+        agreed.withLock { $0 = (bytes, context) }
+        return context
+    }
+}
+
 extension SnapshotIndex {
     /// What each block of this index's snapshot must repeat (destinations
     /// aside, which the index does not hold); nil when its blocks repeat

@@ -75,13 +75,14 @@ final class SnapshotBlock: CachedBlock {
     /// record then checks its values, not the whole block's. Nothing
     /// hands out a record's bytes before they are checked.
     ///
-    /// A block of format version 4 (`hasContext`) starts with its context;
+    /// A block of format version 4 (`hasContext`) starts with its context,
+    /// which `contextCheck`, if given, checks against the index's;
     /// `slotCounts` nil takes the slot counts from it (a rebuild of the index).
     /// A block of a paged snapshot (`paged`, FORMAT.md §13.5) gives each
     /// record's length plus one, 0 marking a tombstone, and may repeat a key
     /// for its older versions, newest first. `expectedCount`, the records
     /// a directory lists in the block, only sizes the arrays up front.
-    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, paged: Bool = false, expectedCount: Int = 0, checkingValues: Bool = true) throws(DecodeFailure) {
+    init(number: Int, raw: [UInt8], slotCounts: [Int]?, hasContext: Bool, contextCheck: BlockContextCheck? = nil, paged: Bool = false, expectedCount: Int = 0, checkingValues: Bool = true) throws(DecodeFailure) {
         // Offsets are kept as Int32: a frame's payload is at most 256 MiB
         // (FrameLayout.maxPayloadSize), and nothing longer is a block.
         guard raw.count <= Int(Int32.max) else {
@@ -97,7 +98,9 @@ final class SnapshotBlock: CachedBlock {
         var counts: [Int] = []
         try raw.withBytes { (buffer) throws(DecodeFailure) in
             var reader = ByteReader(buffer)
-            if hasContext { context = try BlockContext(decoding: &reader) }
+            if hasContext {
+                if let contextCheck { context = try contextCheck.read(&reader) } else { context = try BlockContext(decoding: &reader) }
+            }
             guard let slotCounts = slotCounts ?? context?.entities.map(\.slots.count) else {
                 throw DecodeFailure("the block says nothing of its entities, and no index does")
             }

@@ -27,8 +27,9 @@ final class SnapshotFile: Sendable {
     let entityNames: [String]
     let slotCounts: [Int]
     let directory: [SnapshotIndex.Block]
-    /// What every block repeats of the index (format version 4 on).
-    let blockContext: BlockContext?
+    /// What every block repeats of the index (format version 4 on), and
+    /// the check of each block's against it.
+    let blockContext: BlockContextCheck?
     /// Whether its blocks are a paged snapshot's (format version 5).
     let isPaged: Bool
     /// The size of everything before the journal tail: header, blocks, index.
@@ -61,7 +62,7 @@ final class SnapshotFile: Sendable {
         slotCounts = index.entities.map(\.slots.count)
         directory = index.blocks
         rawBlockBytes = index.blocks.reduce(0) { $0 + Int($1.rawSize) }
-        blockContext = index.blockContext
+        blockContext = index.blockContext.map(BlockContextCheck.init)
         isPaged = index.isPaged
         self.file = file
         cache = BlockCache(capacity: cacheCapacity)
@@ -285,10 +286,10 @@ final class SnapshotFile: Sendable {
     /// Reads block `number` (0-based) of `directory` from `file` and checks
     /// all of it: the frame, every record against the directory and, with
     /// `checkingValues`, the entities' slot counts, and the context the
-    /// block starts with, if `context` says it has one, against it. A paged
+    /// block starts with, if `context` says it has one, by it. A paged
     /// snapshot's block (`paged`) numbers its records' lengths from one
     /// (FORMAT.md §13.5).
-    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContext?, paged: Bool = false, checkingValues: Bool = true, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
+    static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContextCheck?, paged: Bool = false, checkingValues: Bool = true, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
         func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
@@ -302,10 +303,7 @@ final class SnapshotFile: Sendable {
             throw damaged("it is not the block the directory lists there")
         }
         do throws(DecodeFailure) {
-            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, paged: paged, expectedCount: entry.recordCount, checkingValues: checkingValues)
-            if let context, block.context.map(context.agrees) != true {
-                throw DecodeFailure("the context it starts with is not what the index says")
-            }
+            let block = try SnapshotBlock(number: number, raw: try decompress(frame.0, frame.1), slotCounts: slotCounts, hasContext: context != nil, contextCheck: context, paged: paged, expectedCount: entry.recordCount, checkingValues: checkingValues)
             // Tombstones exactly where the key directory lists them (a run
             // without history skips nothing else): a tombstone read as a
             // record, or a record left out as one, would change the store.

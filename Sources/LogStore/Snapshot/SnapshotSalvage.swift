@@ -184,11 +184,12 @@ struct SnapshotSalvage {
     /// the damage of the others.
     func readBlocks() -> (blocks: [SnapshotBlock], damage: [(number: Int, problem: VerificationProblem)]) {
         let slotCounts = index.entities.map(\.slots.count)
+        let contextCheck = index.blockContext.map(BlockContextCheck.init)
         var blocks: [SnapshotBlock] = []
         var damage: [(Int, VerificationProblem)] = []
         for number in index.blocks.indices {
             do throws(LogStoreError) {
-                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: index.blockContext, paged: index.isPaged, in: file))
+                blocks.append(try SnapshotFile.readBlock(number, of: index.blocks, slotCounts: slotCounts, context: contextCheck, paged: index.isPaged, in: file))
             } catch {
                 damage.append((number, VerificationProblem(offset: index.blocks[number].offset, frameNumber: number + 1, message: error.message)))
             }

@@ -597,7 +597,7 @@ struct PagedSnapshotTests {
                 let extent = try #require(try SnapshotFile.read(in: file, header: try Self.header(path), fileSize: try file.size()))
                 let slotCounts = extent.index.entities.map(\.slots.count)
                 return try extent.index.blocks.indices.flatMap { number in
-                    let block = try SnapshotFile.readBlock(number, of: extent.index.blocks, slotCounts: slotCounts, context: extent.index.blockContext, paged: true, in: file)
+                    let block = try SnapshotFile.readBlock(number, of: extent.index.blocks, slotCounts: slotCounts, context: extent.index.blockContext.map(BlockContextCheck.init), paged: true, in: file)
                     return (0..<block.count).map(block.version(at:))
                 }
             }

@@ -28,7 +28,8 @@ enum Probe {
     enum Kind: String, CaseIterable, Sendable {
         /// Start and exit: the floor under every probe.
         case nothing
-        /// Insert COUNT people into a new store at PATH in one save, then compact it.
+        /// Insert COUNT people into a new store at PATH in one save, then
+        /// compact it (into data blocks of BLOCKSIZE bytes after COUNT, if given).
         case buildLogStore = "build-logstore"
         /// Import COUNT people into a new store at PATH with a
         /// `BatchInsertRequest` (values read one at a time, no objects) under
@@ -124,9 +125,13 @@ enum Probe {
             return ProbeResult()
         case .buildLogStore:
             let people = ScalingPeople.make(count)
+            var options = JournalOptions(compaction: .manual)
+            if let blockSize = arguments.first {
+                guard let bytes = Int(blockSize), bytes > 0 else { throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT [BLOCKSIZE]") }
+                options.snapshotBlockSize = bytes
+            }
             return try measuringMemory {
-                let store = try Store(path: path, model: try PersonModel.make(indexingAge: true),
-                                      options: JournalOptions(compaction: .manual))
+                let store = try Store(path: path, model: try PersonModel.make(indexingAge: true), options: options)
                 try PersonModel.insert(people, into: store)
                 _ = try store.compact()
                 store.close()
