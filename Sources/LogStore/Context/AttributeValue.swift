@@ -133,6 +133,92 @@ extension Optional: AttributeValue where Wrapped: AttributeValue {
     }
 }
 
+/// Something ``Managed`` does for the one ``AttributeValue`` type its
+/// `Value` is, found by comparing `Value` with each type LogStore conforms
+/// (``forConformingTypes()``).
+///
+/// `Managed`'s accessors are inlined where `Value` is concrete, so each
+/// comparison folds to a constant and the one that holds becomes a direct
+/// call. Finding the type by casting `Value.self` to an existential instead
+/// ran the conversion as unspecialized generic code, looking up `Optional`'s
+/// metadata on every read: most of the cost of reading a typed property.
+@usableFromInline
+protocol ConformingTypeOperation {
+    associatedtype Result
+    /// The result when the operation's type is `Known` or `Known?`; nil otherwise.
+    func callAsFunction<Known: AttributeValue>(_ known: Known.Type) -> Result?
+}
+
+extension ConformingTypeOperation {
+    /// The result for the type among those this file conforms, or their
+    /// optionals, that the operation's type is; nil when it is none of them.
+    @inlinable @inline(__always)
+    func forConformingTypes() -> Result? {
+        if let result = self(String.self) { return result }
+        if let result = self(Bool.self) { return result }
+        if let result = self(Int16.self) { return result }
+        if let result = self(Int32.self) { return result }
+        if let result = self(Int64.self) { return result }
+        if let result = self(Int.self) { return result }
+        if let result = self(Double.self) { return result }
+        if let result = self(Float.self) { return result }
+        if let result = self(Date.self) { return result }
+        if let result = self(Data.self) { return result }
+        if let result = self(UUID.self) { return result }
+        return self(Decimal.self)
+    }
+}
+
+/// Reads attribute `key` of `object` as `Value`: nil when it must take the
+/// general path (not stored directly, not loaded, or of another type).
+@usableFromInline
+struct ReadStoredValue<Value, Object: ManagedObject>: ConformingTypeOperation {
+    @usableFromInline let object: Object
+    @usableFromInline let key: String
+
+    @inlinable init(object: Object, key: String) {
+        self.object = object
+        self.key = key
+    }
+
+    @inlinable @inline(__always)
+    func callAsFunction<Known: AttributeValue>(_: Known.Type) -> Value?? {
+        if Value.self == Known.self {
+            return .some(object.storedValue(forDirectKey: key).flatMap(Known.init(storedValue:)).map { unsafeBitCast($0, to: Value.self) })
+        }
+        if Value.self == Known?.self {
+            return .some(object.storedValue(forDirectKey: key).flatMap(Known?.init(storedValue:)).map { unsafeBitCast($0, to: Value.self) })
+        }
+        return nil
+    }
+}
+
+/// Writes `value` to attribute `key` of `object`: false when it must take
+/// the general path (``ManagedObject/setStoredValue(_:forDirectKey:)``).
+@usableFromInline
+struct WriteStoredValue<Value, Object: ManagedObject>: ConformingTypeOperation {
+    @usableFromInline let object: Object
+    @usableFromInline let key: String
+    @usableFromInline let value: Value
+
+    @inlinable init(object: Object, key: String, value: Value) {
+        self.object = object
+        self.key = key
+        self.value = value
+    }
+
+    @inlinable @inline(__always)
+    func callAsFunction<Known: AttributeValue>(_: Known.Type) -> Bool? {
+        if Value.self == Known.self {
+            return object.setStoredValue(unsafeBitCast(value, to: Known.self).storedValue, forDirectKey: key)
+        }
+        if Value.self == Known?.self {
+            return object.setStoredValue(unsafeBitCast(value, to: Known?.self).storedValue, forDirectKey: key)
+        }
+        return nil
+    }
+}
+
 extension AttributeType {
     /// Whether values of this type are stored as the app gives them (not
     /// parsed, like URL, nor transformed).

@@ -444,10 +444,10 @@ public struct Managed<Value> {
     // Inlinable so that the app's module sees the storage key path as a
     // literal and reads the wrapper as a plain stored property: applying
     // the key path at run time was a tenth of a bulk insert. There, where
-    // `Value` is known, the check for an ``AttributeValue`` folds to a
-    // constant and the conversion is specialized for the one type: as a
-    // generic call into LogStore it went through value witnesses, and was
-    // more than half of making an object and setting its values.
+    // `Value` is known, the attribute type it is is found at compile time
+    // and its conversion is a direct call (``ConformingTypeOperation``); a
+    // type the app conforms to ``AttributeValue`` is found by a cast, and
+    // converted by generic code.
     @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
@@ -456,18 +456,32 @@ public struct Managed<Value> {
     ) -> Value {
         @inline(__always) get {
             let key = object[keyPath: storageKeyPath].key
-            if let direct = Value.self as? any AttributeValue.Type,
-               let stored = object.storedValue(forDirectKey: key),
-               let value: Value = Self.value(of: stored, as: direct) {
+            switch ReadStoredValue<Value, Object>(object: object, key: key).forConformingTypes() {
+            case .some(.some(let value)):
                 return value
+            case .some(.none):
+                break
+            case .none:
+                if let direct = Value.self as? any AttributeValue.Type,
+                   let stored = object.storedValue(forDirectKey: key),
+                   let value: Value = Self.value(of: stored, as: direct) {
+                    return value
+                }
             }
             return ManagedValue.cast(object[key], as: Value.self, modelDefault: object.defaultValue(forKey: key))
         }
         @inline(__always) set {
             let key = object[keyPath: storageKeyPath].key
-            if let direct = Value.self as? any AttributeValue.Type,
-               object.setStoredValue(Self.storedValue(of: newValue, as: direct), forDirectKey: key) {
+            switch WriteStoredValue(object: object, key: key, value: newValue).forConformingTypes() {
+            case .some(true):
                 return
+            case .some(false):
+                break
+            case .none:
+                if let direct = Value.self as? any AttributeValue.Type,
+                   object.setStoredValue(Self.storedValue(of: newValue, as: direct), forDirectKey: key) {
+                    return
+                }
             }
             object[key] = ManagedValue.unwrap(newValue)
         }

@@ -55,6 +55,41 @@ struct ManagedPropertyTests {
         #expect(!isDirect(Set<ManagedObject>.self))
     }
 
+    /// Names the conforming type `Value` is found to be.
+    struct FoundType<Value>: ConformingTypeOperation {
+        func callAsFunction<Known: AttributeValue>(_: Known.Type) -> String? {
+            Value.self == Known.self || Value.self == Known?.self ? "\(Known.self)" : nil
+        }
+    }
+
+    static func foundName<Value>(_: Value.Type) -> String? { FoundType<Value>().forConformingTypes() }
+
+    /// Expects `Value` and `Value?` to be found as `name`, and `Value` to conform.
+    static func expectFound<Value>(_: Value.Type, as name: String) {
+        #expect(foundName(Value.self) == name)
+        #expect(foundName(Value?.self) == name)
+        #expect(Value.self is any AttributeValue.Type, "\(name) conforms to AttributeValue")
+    }
+
+    @Test("Every type LogStore conforms to AttributeValue, and its optional, is found without a cast; other types are not")
+    func conformingTypesFound() {
+        Self.expectFound(String.self, as: "String")
+        Self.expectFound(Bool.self, as: "Bool")
+        Self.expectFound(Int16.self, as: "Int16")
+        Self.expectFound(Int32.self, as: "Int32")
+        Self.expectFound(Int64.self, as: "Int64")
+        Self.expectFound(Int.self, as: "Int")
+        Self.expectFound(Double.self, as: "Double")
+        Self.expectFound(Float.self, as: "Float")
+        Self.expectFound(Date.self, as: "Date")
+        Self.expectFound(Data.self, as: "Data")
+        Self.expectFound(UUID.self, as: "UUID")
+        Self.expectFound(Decimal.self, as: "Decimal")
+        #expect(Self.foundName(URL?.self) == nil)
+        #expect(Self.foundName(String??.self) == nil, "a double optional goes through the cast")
+        #expect(Self.foundName(Set<ManagedObject>.self) == nil)
+    }
+
     @Test("Every attribute type written through typed properties reads back after a relaunch")
     func roundTrip() throws {
         try withTemporaryDirectory { directory in
