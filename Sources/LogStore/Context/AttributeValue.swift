@@ -4,12 +4,12 @@ import Foundation
 
 /// A Swift type whose values an attribute stores as they are: `String`,
 /// `Bool`, `Int16`, `Int32`, `Int64`, `Int`, `Double`, `Float`, `Date`,
-/// `Data`, `UUID`, and `Optional` of any of them.
+/// `Data`, `UUID`, `Decimal`, and `Optional` of any of them.
 ///
 /// ``Managed`` properties of these types read and write the object's stored
 /// values directly, without boxing each value in `Any` and casting it back:
 /// the difference is most of the cost of a bulk insert. Properties of other
-/// types (`URL`, `Decimal`, transformable values, relationships) go through
+/// types (`URL`, transformable values, relationships) go through
 /// ``ManagedObject/value(forKey:)`` and ``ManagedObject/setValue(_:forKey:)``
 /// and behave the same, only slower.
 ///
@@ -137,9 +137,10 @@ extension Optional: AttributeValue where Wrapped: AttributeValue {
 /// `Value` is, found by comparing `Value` with each type LogStore conforms
 /// (``forConformingTypes()``).
 ///
-/// `Managed`'s accessors are inlined where `Value` is concrete, so each
-/// comparison folds to a constant and the one that holds becomes a direct
-/// call. Finding the type by casting `Value.self` to an existential instead
+/// `Managed`'s accessors are inlined where `Value` is concrete, so in an
+/// optimized build each comparison folds to a constant and the one that
+/// holds becomes a direct call (unoptimized, or with `Value` generic, the
+/// comparisons are made at run time). Finding the type by casting `Value.self` to an existential instead
 /// ran the conversion as unspecialized generic code, looking up `Optional`'s
 /// metadata on every read: most of the cost of reading a typed property.
 @usableFromInline

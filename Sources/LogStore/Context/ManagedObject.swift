@@ -444,8 +444,8 @@ public struct Managed<Value> {
     // Inlinable so that the app's module sees the storage key path as a
     // literal and reads the wrapper as a plain stored property: applying
     // the key path at run time was a tenth of a bulk insert. There, where
-    // `Value` is known, the attribute type it is is found at compile time
-    // and its conversion is a direct call (``ConformingTypeOperation``); a
+    // `Value` is known, an optimized build finds the attribute type it is
+    // at compile time and converts by a direct call (``ConformingTypeOperation``); a
     // type the app conforms to ``AttributeValue`` is found by a cast, and
     // converted by generic code.
     @inlinable

@@ -59,7 +59,10 @@ public struct JournalOptions: Sendable, Hashable {
     /// The raw size of a snapshot block: larger blocks compress better and
     /// cost less memory per record once open, smaller ones make reading one
     /// record from the disk cheaper, since a block is read and checked
-    /// whole. ``defaultSnapshotBlockSize`` unless set.
+    /// whole. ``defaultSnapshotBlockSize`` unless set. Every block repeats
+    /// the names of the model's entities and slots, so a compaction fills
+    /// blocks to at least three times that context: a model with many
+    /// names gets larger blocks.
     public var snapshotBlockSize: Int
     /// 4 KiB, SQLite's page size: a lookup after a cold open reads and
     /// decodes one block for one record, and BENCHMARKS.md (issue 24)

@@ -1,6 +1,8 @@
 // What every block of a version 4 snapshot repeats of its index
 // (FORMAT.md §11.2), so that the index can be rebuilt from the blocks.
 
+import Synchronization
+
 /// The part of a snapshot's index that the records of a block cannot be
 /// read without: the snapshot's sequence number, its name table, and per
 /// entity its name, slots (with each relationship's destination) and next
@@ -104,6 +106,8 @@ final class BlockContextCheck: Sendable {
     let expected: BlockContext
     /// The bytes of the last context that agreed, and what they decode to.
     private let agreed = Protected<(bytes: [UInt8], context: BlockContext)?>(nil)
+    /// How many contexts were decoded rather than matched by their bytes.
+    let decodedCount = Atomic<Int>(0)
 
     init(expected: BlockContext) { self.expected = expected }
 
@@ -116,6 +120,7 @@ final class BlockContextCheck: Sendable {
             return known.context
         }
         let start = reader.position
+        decodedCount.add(1, ordering: .relaxed)
         let context = try BlockContext(decoding: &reader)
         guard expected.agrees(with: context) else {
             throw DecodeFailure("the context it starts with is not what the index says")

@@ -349,7 +349,7 @@ struct PagedSnapshotReader {
     /// headers, nor more than ``largestBlockReservation``; past that the
     /// arrays grow as blocks are read.
     /// The most data blocks open reserves room for before reading them:
-    /// about 4 × 10^8 records of the default block size.
+    /// about 10^8 records of 40 bytes in blocks of the default size.
     static let largestBlockReservation = 1 << 20
 
     private func reserveBlocks(firstLeaf leaf: KeyDirectoryLeaf, leafCount: Int, run: SnapshotRoot.Run, located: inout [LocatedKeys], index: inout SnapshotIndex) {

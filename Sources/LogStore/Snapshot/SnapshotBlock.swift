@@ -90,7 +90,7 @@ final class SnapshotBlock: CachedBlock {
         }
         var places: [Place] = [], entityRuns: [EntityRun] = []
         // A record takes at least four bytes, and a block of the default
-        // size holds a few hundred: a crafted count reserves no more than
+        // size holds about a hundred: a crafted count reserves no more than
         // the block's bytes could hold, nor more than a few thousand
         // records (more grow as they are read).
         places.reserveCapacity(min(max(expectedCount, 0), raw.count / 4, 4_096))

@@ -123,6 +123,16 @@ struct SnapshotWriter {
     /// The payload size index blocks are filled to (FORMAT.md §13.5).
     static let indexBlockSize = 16 << 10
 
+    /// The size a compaction fills data blocks to when asked for
+    /// `requested`: at least three times the encoded `context`, which every
+    /// block repeats, so that a model of many entities and slots keeps its
+    /// context to at most a quarter of each block's raw bytes.
+    static func dataBlockSize(_ requested: Int, repeating context: BlockContext) -> Int {
+        var encoded = ByteWriter(capacity: 1024)
+        context.encode(into: &encoded)
+        return max(requested, 3 * encoded.count)
+    }
+
     /// A writer of a snapshot at `sequence` whose blocks start with
     /// `context` (whose sequence it must be), into `file`.
     init(file: any FileIO, format: SnapshotFormat = .indexFrame, compression: JournalOptions.Compression = .lz4, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {

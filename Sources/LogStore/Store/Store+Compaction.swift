@@ -187,7 +187,8 @@ extension Store {
         try file.lockExclusively()
 
         let format = journal.options.snapshotFormat
-        var writer = SnapshotWriter(file: file, format: format, compression: journal.options.compression, context: written.blockContext(sequence: point.sequence, symbols: point.names), blockSize: journal.options.snapshotBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
+        let context = written.blockContext(sequence: point.sequence, symbols: point.names)
+        var writer = SnapshotWriter(file: file, format: format, compression: journal.options.compression, context: context, blockSize: SnapshotWriter.dataBlockSize(journal.options.snapshotBlockSize, repeating: context), time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
         progress?(.writingSnapshot, writer.progress)
         var stopped: LogStoreError?
         try written.write(to: &writer) { current in

@@ -23,6 +23,29 @@ final class Sample: ManagedObject {
     @Managed("text") var textAsNumber: Int
 }
 
+/// A type the app conforms to AttributeValue itself: found by the cast,
+/// not by LogStore's list.
+struct Celsius: AttributeValue, Equatable {
+    var degrees: Double
+    init(degrees: Double) { self.degrees = degrees }
+    var storedValue: StoredValue { .double(degrees) }
+    init?(storedValue: StoredValue) {
+        guard case .double(let degrees) = storedValue else { return nil }
+        self.degrees = degrees
+    }
+}
+
+final class OptionalSample: ManagedObject {
+    @Managed("text") var text: String?
+    @Managed("text") var doubleOptionalText: String??
+    @Managed("small") var small: Int16?
+    @Managed("small") var smallAsInt: Int?
+    @Managed("large") var large: Int64?
+    @Managed("large") var largeAsInt: Int?
+    @Managed("real") var temperature: Celsius?
+    @Managed("real") var real: Double
+}
+
 @Suite("Typed properties")
 struct ManagedPropertyTests {
     static func model() throws -> Model {
@@ -88,6 +111,52 @@ struct ManagedPropertyTests {
         #expect(Self.foundName(URL?.self) == nil)
         #expect(Self.foundName(String??.self) == nil, "a double optional goes through the cast")
         #expect(Self.foundName(Set<ManagedObject>.self) == nil)
+    }
+
+    @Test("Optional properties write nil and read it back; Int? over Int16 and Int64; a double optional; the app's own type")
+    func optionalsAndOwnTypes() throws {
+        let model = try Model {
+            Entity("OptionalSample", OptionalSample.self) {
+                Attribute("text", .string)
+                Attribute("small", .int16)
+                Attribute("large", .int64)
+                Attribute("real", .double, default: 0.0)
+            }
+        }
+        try withTemporaryDirectory { directory in
+            let path = directory + "/optionals.logstore"
+            let id: ObjectID
+            do {
+                let store = try Store(path: path, model: model)
+                defer { store.close() }
+                let context = store.newContext()
+                let sample = try context.insert(OptionalSample.self)
+                sample.text = "x"
+                sample.small = 7
+                sample.large = 1 << 40
+                sample.temperature = Celsius(degrees: 21.5)
+                #expect(sample.real == 21.5, "the app's type wrote through to the attribute")
+                #expect(sample.smallAsInt == nil, "an Int? over an Int16 attribute reads nil, as an Int over it reads 0")
+                #expect(sample.largeAsInt == 1 << 40)
+                #expect(sample.doubleOptionalText == .some("x"))
+                try context.save()
+                sample.text = nil
+                sample.small = nil
+                sample.largeAsInt = nil
+                try context.save()
+                id = sample.objectID
+            }
+            let store = try Store(path: path, model: model)
+            defer { store.close() }
+            let sample = try #require(try store.newContext().existingObject(with: id) as? OptionalSample)
+            #expect(sample.text == nil)
+            #expect(sample.doubleOptionalText == .none, "String?? conforms through Optional's conformance, which reads a null as its own nil")
+            #expect(sample.small == nil)
+            #expect(sample.large == nil, "nil written through Int? reached the Int64 attribute")
+            #expect(sample.temperature == Celsius(degrees: 21.5))
+            sample.doubleOptionalText = "y"
+            #expect(sample.text == "y")
+        }
     }
 
     @Test("Every attribute type written through typed properties reads back after a relaunch")

@@ -81,8 +81,8 @@ struct MachineLimits: Encodable, Sendable {
     }
 
     /// Compresses `records` in 64 KiB blocks (the limit figures were
-    /// always measured so; snapshot blocks are 16 KiB by default since
-    /// issue 24), then decompresses them.
+    /// always measured so; snapshot data blocks are 4 KiB by default),
+    /// then decompresses them.
     private static func lz4Samples(_ records: [UInt8]) throws -> (compress: Sample, decompress: Sample) {
         let block = 64 << 10
         let compressor = LZ4.Compressor()
