@@ -21,6 +21,13 @@ final class Sample: ManagedObject {
     @Managed("link") var link: URL?
     @Managed("amount") var amount: Decimal?
     @Managed("text") var textAsNumber: Int
+    // Optionals over the same attributes, and the app's own type.
+    @Managed("text") var doubleOptionalText: String??
+    @Managed("small") var optionalSmall: Int16?
+    @Managed("small") var smallAsOptionalInt: Int?
+    @Managed("large") var optionalLarge: Int64?
+    @Managed("large") var largeAsOptionalInt: Int?
+    @Managed("real") var temperature: Celsius?
 }
 
 /// A type the app conforms to AttributeValue itself: found by the cast,
@@ -33,17 +40,6 @@ struct Celsius: AttributeValue, Equatable {
         guard case .double(let degrees) = storedValue else { return nil }
         self.degrees = degrees
     }
-}
-
-final class OptionalSample: ManagedObject {
-    @Managed("text") var text: String?
-    @Managed("text") var doubleOptionalText: String??
-    @Managed("small") var small: Int16?
-    @Managed("small") var smallAsInt: Int?
-    @Managed("large") var large: Int64?
-    @Managed("large") var largeAsInt: Int?
-    @Managed("real") var temperature: Celsius?
-    @Managed("real") var real: Double
 }
 
 @Suite("Typed properties")
@@ -115,14 +111,7 @@ struct ManagedPropertyTests {
 
     @Test("Optional properties write nil and read it back; Int? over Int16 and Int64; a double optional; the app's own type")
     func optionalsAndOwnTypes() throws {
-        let model = try Model {
-            Entity("OptionalSample", OptionalSample.self) {
-                Attribute("text", .string)
-                Attribute("small", .int16)
-                Attribute("large", .int64)
-                Attribute("real", .double, default: 0.0)
-            }
-        }
+        let model = try Self.model()
         try withTemporaryDirectory { directory in
             let path = directory + "/optionals.logstore"
             let id: ObjectID
@@ -130,29 +119,29 @@ struct ManagedPropertyTests {
                 let store = try Store(path: path, model: model)
                 defer { store.close() }
                 let context = store.newContext()
-                let sample = try context.insert(OptionalSample.self)
+                let sample = try context.insert(Sample.self)
                 sample.text = "x"
-                sample.small = 7
-                sample.large = 1 << 40
+                sample.optionalSmall = 7
+                sample.optionalLarge = 1 << 40
                 sample.temperature = Celsius(degrees: 21.5)
                 #expect(sample.real == 21.5, "the app's type wrote through to the attribute")
-                #expect(sample.smallAsInt == nil, "an Int? over an Int16 attribute reads nil, as an Int over it reads 0")
-                #expect(sample.largeAsInt == 1 << 40)
+                #expect(sample.smallAsOptionalInt == nil, "an Int? over an Int16 attribute reads nil, as an Int over it reads 0")
+                #expect(sample.largeAsOptionalInt == 1 << 40)
                 #expect(sample.doubleOptionalText == .some("x"))
                 try context.save()
                 sample.text = nil
-                sample.small = nil
-                sample.largeAsInt = nil
+                sample.optionalSmall = nil
+                sample.largeAsOptionalInt = nil
                 try context.save()
                 id = sample.objectID
             }
             let store = try Store(path: path, model: model)
             defer { store.close() }
-            let sample = try #require(try store.newContext().existingObject(with: id) as? OptionalSample)
+            let sample = try #require(try store.newContext().existingObject(with: id) as? Sample)
             #expect(sample.text == nil)
             #expect(sample.doubleOptionalText == .none, "String?? conforms through Optional's conformance, which reads a null as its own nil")
-            #expect(sample.small == nil)
-            #expect(sample.large == nil, "nil written through Int? reached the Int64 attribute")
+            #expect(sample.optionalSmall == nil)
+            #expect(sample.optionalLarge == nil, "nil written through Int? reached the Int64 attribute")
             #expect(sample.temperature == Celsius(degrees: 21.5))
             sample.doubleOptionalText = "y"
             #expect(sample.text == "y")
