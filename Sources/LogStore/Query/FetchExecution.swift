@@ -270,7 +270,10 @@ struct FetchExecution {
                 for key in keys { collector.keep(key, into: &collected) }
                 collected.examined = keys.count
             } else {
-                for key in keys { _ = table.withValues(of: key) { collector.consider(key, version: $0, $1, into: &collected) } }
+                table.forEachRecord(of: keys) { key, version, bytes in
+                    _ = collector.consider(key, version: version, bytes, into: &collected)
+                    return true
+                }
             }
         } else if let index = plan.order {
             // Read in the first sort key's order until the window is full.
@@ -278,9 +281,9 @@ struct FetchExecution {
             // ties; with more sort keys, the last value read is read whole.
             let needed = request.fetchOffset + request.fetchLimit
             index.forEachGroup(ascending: sorts[0].key.ascending) { _, keys in
-                for key in keys {
-                    _ = table.withValues(of: key) { collector.consider(key, version: $0, $1, into: &collected) }
-                    if sorts.count == 1 && collected.matches.count >= needed { return false }
+                table.forEachRecord(of: keys) { key, version, bytes in
+                    _ = collector.consider(key, version: version, bytes, into: &collected)
+                    return sorts.count > 1 || collected.matches.count < needed
                 }
                 return collected.matches.count < needed
             }
@@ -345,6 +348,7 @@ struct FetchExecution {
     private func window(_ matches: [Match]) -> [Match] {
         let start = min(request.fetchOffset, matches.count)
         let end = request.fetchLimit > 0 ? min(matches.count, start + request.fetchLimit) : matches.count
+        guard start > 0 || end < matches.count else { return matches }
         return Array(matches[start..<end])
     }
 
@@ -359,17 +363,31 @@ struct FetchExecution {
         let columns = sorts.map { sort in SortColumn(matches.map { value(sort.path, of: $0) }, options: sort.key.options) }
         let ascending = sorts.map(\.key.ascending)
         let keys = matches.map(\.key)
-        // The first key's 16-byte prefixes decide most comparisons of ASCII
-        // text without touching the strings.
-        let prefixes = columns[0].asciiPrefixes
+        // The first key's ASCII prefixes decide most comparisons of text
+        // without touching the strings, and say when two are equal.
+        let prefixes = columns[0].asciiPrefixes ?? []
         var positions = Array(matches.indices)
-        positions.sort { a, b in
-            if let prefixes, prefixes[a] != prefixes[b] { return (prefixes[a] < prefixes[b]) == ascending[0] }
-            for (index, column) in columns.enumerated() {
-                let order = column.compare(a, b)
-                if order != 0 { return (order < 0) == ascending[index] }
+        // Borrowed for the whole sort, so that a comparison retains nothing.
+        keys.withUnsafeBufferPointer { keys in
+            prefixes.withUnsafeBufferPointer { prefixes in
+                columns.withUnsafeBufferPointer { columns in
+                    ascending.withUnsafeBufferPointer { ascending in
+                        positions.sort { a, b in
+                            var first = 0
+                            if !prefixes.isEmpty {
+                                let x = prefixes[a], y = prefixes[b]
+                                if x != y { return (x < y) == ascending[0] }
+                                if SortColumn.prefixDecides(x) { first = 1 }
+                            }
+                            for index in first..<columns.count {
+                                let order = columns[index].compare(a, b)
+                                if order != 0 { return (order < 0) == ascending[index] }
+                            }
+                            return keys[a] < keys[b]
+                        }
+                    }
+                }
             }
-            return keys[a] < keys[b]
         }
         matches = positions.map { matches[$0] }
     }

@@ -49,10 +49,21 @@ enum SortColumn {
         }
     }
 
-    /// For a column of ASCII strings: each value's first 16 bytes as a
-    /// number that orders as the bytes do (nil as 0, below every string),
-    /// so that most comparisons are one integer comparison. Nil when some
-    /// string is not ASCII, whose order bytes do not give.
+    /// For a column of ASCII strings: each value as a number that orders
+    /// as the strings do wherever two numbers differ, so that most
+    /// comparisons are one integer comparison, and that says when two
+    /// strings are equal. Nil when some string is not ASCII, whose order
+    /// bytes do not give.
+    ///
+    /// A string's number is its first 15 bytes (zeros after a shorter
+    /// string), then one byte that is 1 when those are the whole string and
+    /// 2 when more follow; nil is 0, below every string. Two strings whose
+    /// numbers differ compare as their numbers do: either their first 15
+    /// bytes differ (where a shorter string's zero byte is below any byte,
+    /// which ASCII text without NUL never holds), or those bytes are the
+    /// same and the one that ends there is the shorter, so the smaller.
+    /// Equal numbers ending in 1 (or nil's 0) are equal values
+    /// (``prefixDecides(_:)``); ending in 2, only the strings can tell.
     var asciiPrefixes: [UInt128]? {
         guard case .strings(let values) = self else { return nil }
         var prefixes: [UInt128] = []
@@ -63,14 +74,17 @@ enum SortColumn {
             var count = 0
             for byte in value.utf8 {
                 guard byte < 0x80, byte != 0 else { return nil }
-                if count < 16 { prefix |= UInt128(byte) << UInt128(8 * (15 - count)) }
+                if count < 15 { prefix |= UInt128(byte) << UInt128(8 * (15 - count)) }
                 count += 1
             }
-            // Empty strings sort after nil but before every other string.
-            prefixes.append(count == 0 ? 1 : prefix)
+            prefixes.append(prefix | (count > 15 ? 2 : 1))
         }
         return prefixes
     }
+
+    /// Whether two values whose ``asciiPrefixes`` are both `prefix` are
+    /// equal, without reading them.
+    static func prefixDecides(_ prefix: UInt128) -> Bool { prefix & 0xFF != 2 }
 
     /// Negative, zero or positive as the value at `a` sorts before, with,
     /// or after the value at `b`.

@@ -181,6 +181,31 @@ struct EntityTable: Sendable {
         }
     }
 
+    /// Calls `body` with the key, version and encoded values of each live
+    /// record among `keys`, in their order, skipping keys with none: what
+    /// ``withValues(of:_:)`` gives for each, with one closure for them all,
+    /// and a block fetched once for a run of keys that fall in it (keys
+    /// found through an index come in increasing order, many to a block).
+    /// Stops when `body` returns false.
+    func forEachRecord(of keys: some Collection<UInt64>, _ body: (_ key: UInt64, _ version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Bool) {
+        // The block the previous key was read from, kept while the next
+        // keys fall in it; nil after a block that could not be read.
+        var current: (number: Int, block: SnapshotBlock?)?
+        for key in keys {
+            switch location(key) {
+            case nil:
+                continue
+            case .arena(let entry):
+                guard arenaValues(entry, { body(key, entry.version, $0) }) else { return }
+            case .snapshot(let number, let slot):
+                guard let snapshot else { continue }
+                if current?.number != number { current = (number, snapshot.block(number)) }
+                guard let block = current?.block else { continue }
+                guard Self.withValues(in: block, of: snapshot, slot: slot, key: key, { body(key, $0, $1) }) != false else { return }
+            }
+        }
+    }
+
     /// The encoded values `entry` places in the arena, for `body` to read.
     private func arenaValues<Result>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         arena.withValues(at: entry.start, length: entry.length, body)
@@ -194,6 +219,15 @@ struct EntityTable: Sendable {
         // A block that cannot be read was recorded by the snapshot; the
         // store refuses saves after it (SnapshotFile.checkReadable).
         guard let block = snapshot.block(number) else { return nil }
+        return withValues(in: block, of: snapshot, slot: slot, key: key, body)
+    }
+
+    /// The version and encoded values of the record with `key` at `slot` of
+    /// `block`, one of `snapshot`'s, for `body` to read; nil when the block
+    /// does not hold the key there, or its values are not well formed.
+    private static func withValues<Result>(in block: SnapshotBlock, of snapshot: SnapshotFile, slot: Int, key: UInt64,
+                                           _ body: (_ version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Result) -> Result? {
+        let number = block.number
         guard slot < block.count, block.key(at: slot) == key, !block.isTombstone(slot) else {
             snapshot.reportMisplaced(key: key, block: number, slot: slot)
             return nil

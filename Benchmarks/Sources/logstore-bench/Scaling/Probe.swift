@@ -48,9 +48,12 @@ enum Probe {
         /// Open the database at PATH read-write and select the ids of people aged 50.
         case reopenSQLite = "reopen-sqlite"
         /// Open the store at PATH, warm it, run a read workload once (WORKLOAD
-        /// LOOKUPS after COUNT); the resident memory is the store's.
+        /// LOOKUPS after COUNT); the resident memory is the store's. With
+        /// REPEATS after LOOKUPS, runs it that many times more and reports
+        /// their seconds (for profiles and probes, not the harness).
         case readLogStore = "read-logstore"
-        /// The same on the database at PATH (WORKLOAD LOOKUPS MEMORY after COUNT).
+        /// The same on the database at PATH (WORKLOAD LOOKUPS MEMORY [REPEATS]
+        /// after COUNT).
         case readSQLite = "read-sqlite"
         /// Time opening the store at PATH and 1,000 lookups of distinct keys.
         case lookupsAfterOpenLogStore = "lookups-after-open-logstore"
@@ -192,27 +195,36 @@ enum Probe {
             } }
         case .readLogStore, .readSQLite:
             guard arguments.count >= 2, let workload = Workload(rawValue: arguments[0]), let lookups = Int(arguments[1]) else {
-                throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT WORKLOAD LOOKUPS [MEMORY]")
+                throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT WORKLOAD LOOKUPS [MEMORY] [REPEATS]")
             }
             let keys = PersonQueries.distinctKeys(lookups, of: count, seed: PersonQueries.lookupSeed)
+            let repeatsArgument = kind == .readLogStore ? 2 : 3
+            let repeats = arguments.count > repeatsArgument ? Int(arguments[repeatsArgument]) ?? 0 : 0
+            var result: ProbeResult
+            var repeated: () throws -> Void = {}
             if kind == .readLogStore {
                 let model = try PersonModel.make(indexingAge: true)
-                return try measuringMemory {
+                result = try measuringMemory {
                     let reads = try LogStorePersonReads(try Store(path: path, model: model, options: JournalOptions(access: .readOnly)), lookupKeys: keys)
                     held.append(reads.store)
                     try reads.warm()
+                    repeated = { _ = try reads.once(workload) }
+                    return try reads.once(workload)
+                }
+            } else {
+                let memory = try arguments.count > 2 ? SQLiteMemory(argument: arguments[2]) : .defaults
+                result = try measuringMemory {
+                    let reader: any DatabaseReader = workload == .concurrentReads
+                        ? try GRDBPeople.open(path, synchronousFull: true, pool: true, memory: memory) : try memory.openForReading(path)
+                    let reads = SQLitePersonReads(reader: reader, keys: keys)
+                    held.append(reader)
+                    try reads.warm()
+                    repeated = { _ = try reads.once(workload) }
                     return try reads.once(workload)
                 }
             }
-            let memory = try arguments.count > 2 ? SQLiteMemory(argument: arguments[2]) : .defaults
-            return try measuringMemory {
-                let reader: any DatabaseReader = workload == .concurrentReads
-                    ? try GRDBPeople.open(path, synchronousFull: true, pool: true, memory: memory) : try memory.openForReading(path)
-                let reads = SQLitePersonReads(reader: reader, keys: keys)
-                held.append(reader)
-                try reads.warm()
-                return try reads.once(workload)
-            }
+            if repeats > 0 { result.seconds = try Stopwatch.seconds { for _ in 0..<repeats { try repeated() } } }
+            return result
         case .lookupsAfterOpenLogStore:
             let keys = PersonQueries.distinctKeys(coldLookups, of: count, seed: PersonQueries.coldSeed)
             let model = try PersonModel.make(indexingAge: true)
