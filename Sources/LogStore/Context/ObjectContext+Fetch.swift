@@ -20,6 +20,9 @@ extension ObjectContext {
     }
 
     /// The objects `request` selects, as instances of `type`.
+    // Inlinable so that the app's module specializes the downcast: the
+    // generic version looked up `Object`'s metadata for every object.
+    @inlinable
     public func fetch<Object: ManagedObject>(_ request: FetchRequest, as type: Object.Type) throws(LogStoreError) -> [Object] {
         try fetch(request).compactMap { $0 as? Object }
     }

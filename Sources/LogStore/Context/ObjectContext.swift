@@ -166,9 +166,16 @@ public final class ObjectContext {
     }
 
     /// Every object of the entity whose class is `type`.
+    @inlinable
     public func fetchAll<Object: ManagedObject>(_ type: Object.Type) throws(LogStoreError) -> [Object] {
-        let entity = try store.model.entity(for: type)
-        return try fetchAll(entity.name).compactMap { $0 as? Object }
+        // Inlinable for the same reason as fetch(_:as:).
+        try fetchAll(entityName(of: type)).compactMap { $0 as? Object }
+    }
+
+    /// The name of the entity whose class is `type`.
+    @usableFromInline
+    func entityName(of type: ManagedObject.Type) throws(LogStoreError) -> String {
+        try store.model.entity(for: type).name
     }
 
     /// The IDs `fetchAll(entityName)` would return, without making objects.
