@@ -3,20 +3,51 @@
 // always has a value to read.
 
 import Foundation
+import Synchronization
 
-/// What a `@Managed` property tells about itself when its class is reflected.
-protocol TypedPropertyDescription {
-    var key: String { get }
-    /// The property's Swift type.
-    static var valueType: Any.Type { get }
-    /// Whether the property reads an absent value as a value of its type
-    /// (nil, an empty set, 0, "", false) rather than having none.
-    static var readsNilAsValue: Bool { get }
-}
+/// The `@Managed` properties an entity class's initializer sets up, noted
+/// by each property's own initializer while a model checks the class:
+/// reflecting an object (`Mirror`) for them cost more than a millisecond
+/// of every process that opens a store.
+final class TypedPropertyCollector: Sendable {
+    /// One `@Managed` property: its key, its Swift type's name, and whether
+    /// it reads an absent value as a value of its type (nil, an empty set,
+    /// 0, "", false) rather than having none.
+    struct Property: @unchecked Sendable {
+        let key: String
+        // A metatype is immutable runtime metadata, safe to share; it is
+        // kept rather than its name, which takes longer to spell out than
+        // the rest of the check, and is needed only for a mistake.
+        let type: Any.Type
+        let readsNilAsValue: Bool
 
-extension Managed: TypedPropertyDescription {
-    static var valueType: Any.Type { Value.self }
-    static var readsNilAsValue: Bool { ManagedValue.fallback(Value.self) != nil }
+        var typeName: String { String(describing: type) }
+    }
+
+    private let properties = Protected<[Property]>([])
+
+    /// The collector of the task or thread checking a class; nil elsewhere.
+    @TaskLocal private static var current: TypedPropertyCollector?
+    /// How many checks are collecting anywhere: while none is, a property's
+    /// initializer costs one load more.
+    private static let collecting = Atomic<Int>(0)
+
+    /// The `@Managed` properties `body` initializes on this thread.
+    static func properties(initializedBy body: () -> Void) -> [Property] {
+        let collector = TypedPropertyCollector()
+        collecting.add(1, ordering: .relaxed)
+        defer { collecting.subtract(1, ordering: .relaxed) }
+        $current.withValue(collector) { body() }
+        return collector.properties.withLock { $0 }
+    }
+
+    /// Called by every `@Managed` initializer; notes the property when this
+    /// thread is collecting.
+    static func note<Value>(_ property: Managed<Value>) {
+        guard collecting.load(ordering: .relaxed) > 0, let collector = current else { return }
+        let noted = Property(key: property.key, type: Value.self, readsNilAsValue: ManagedValue.fallback(Value.self) != nil)
+        collector.properties.withLock { $0.append(noted) }
+    }
 }
 
 extension EntityDescription {
@@ -27,32 +58,29 @@ extension EntityDescription {
     /// finds a property with nothing it can return.
     func typedPropertyProblems() -> [LogStoreError] {
         guard objectClass != ManagedObject.self else { return [] }
-        // An object of no context, made only to read its properties' keys.
-        let object = objectClass.init(ManagedObject.Creation(entity: self, key: 0, context: ContextReference(storeID: UUID())))
+        // An object of no context, made only to have its properties note
+        // themselves.
+        let properties = TypedPropertyCollector.properties {
+            _ = objectClass.init(ManagedObject.Creation(entity: self, key: 0, context: ContextReference(storeID: UUID())))
+        }
         var problems: [LogStoreError] = []
-        var mirror: Mirror? = Mirror(reflecting: object)
-        // ManagedObject's own stored properties are never `@Managed`; each
-        // would cost a failed cast to a protocol, the slow kind, at launch.
-        while let current = mirror, current.subjectType != ManagedObject.self {
-            for child in current.children {
-                guard let typed = child.value as? any TypedPropertyDescription else { continue }
-                let propertyType = type(of: typed)
-                let declared = "@Managed(\"\(typed.key)\") var \(child.label.map { $0.hasPrefix("_") ? String($0.dropFirst()) : $0 } ?? typed.key): \(propertyType.valueType)"
-                switch property(named: typed.key) {
-                case nil:
-                    problems.append(LogStoreError(.invalidModel, "\(objectClass).\(declared) names no attribute or relationship of \(name); it has \(propertyNames.joined(separator: ", "))", entity: name, attribute: typed.key))
-                case .attribute(let index):
-                    guard !propertyType.readsNilAsValue, attributes[index].defaultValue == nil else { continue }
-                    let attribute = attributes[index]
-                    problems.append(LogStoreError(.invalidModel, "\(objectClass).\(declared) cannot hold nil, but \(name).\(typed.key) is \(attribute.isOptional ? "optional" : "required") with no default value, so it can have none (a new object has none until it is set); declare the property \(propertyType.valueType)?, or give the attribute a default", entity: name, attribute: typed.key))
-                case .relationship(let index):
-                    guard !propertyType.readsNilAsValue, !relationships[index].isToMany else { continue }
-                    problems.append(LogStoreError(.invalidModel, "\(objectClass).\(declared) cannot hold nil, but the to-one relationship \(name).\(typed.key) is empty until set; declare the property optional", entity: name, attribute: typed.key))
-                case .derived, .fetched:
-                    continue
-                }
+        for typed in properties {
+            // Spelled out only for a mistake: naming a type takes longer
+            // than the rest of the check.
+            var declared: String { "@Managed(\"\(typed.key)\") property of type \(typed.typeName)" }
+            switch property(named: typed.key) {
+            case nil:
+                problems.append(LogStoreError(.invalidModel, "\(objectClass)'s \(declared) names no attribute or relationship of \(name); it has \(propertyNames.joined(separator: ", "))", entity: name, attribute: typed.key))
+            case .attribute(let index):
+                guard !typed.readsNilAsValue, attributes[index].defaultValue == nil else { continue }
+                let attribute = attributes[index]
+                problems.append(LogStoreError(.invalidModel, "\(objectClass)'s \(declared) cannot hold nil, but \(name).\(typed.key) is \(attribute.isOptional ? "optional" : "required") with no default value, so it can have none (a new object has none until it is set); declare the property \(typed.typeName)?, or give the attribute a default", entity: name, attribute: typed.key))
+            case .relationship(let index):
+                guard !typed.readsNilAsValue, !relationships[index].isToMany else { continue }
+                problems.append(LogStoreError(.invalidModel, "\(objectClass)'s \(declared) cannot hold nil, but the to-one relationship \(name).\(typed.key) is empty until set; declare the property optional", entity: name, attribute: typed.key))
+            case .derived, .fetched:
+                continue
             }
-            mirror = current.superclassMirror
         }
         return problems
     }

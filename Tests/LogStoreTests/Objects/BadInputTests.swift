@@ -13,6 +13,15 @@ final class TypoBirth: ManagedObject {
     @Managed("bron") var born: Date?
 }
 
+/// Inherits its superclass's misspelt property and adds a correct one.
+class DatedRecord: ManagedObject {
+    @Managed("stampp") var stamp: Date?
+}
+
+final class DatedNote: DatedRecord {
+    @Managed("text") var text: String?
+}
+
 final class Owned: ManagedObject {
     @Managed("owner") var owner: Owner
 }
@@ -77,6 +86,47 @@ struct BadInputTests {
             }
         }
         #expect(toOne?.details.map(\.attribute) == ["owner"])
+        // A property a superclass declares is checked too.
+        let inherited = #expect(throws: LogStoreError.self) {
+            try Model { Entity("DatedNote", DatedNote.self) { Attribute("stamp", .date); Attribute("text", .string) } }
+        }
+        #expect(inherited?.details.map(\.attribute) == ["stampp"])
+    }
+
+    @Test("Models checked on many threads at once each see their own class's properties")
+    func typedPropertyChecksAtOnce() throws {
+        // Half build a model whose class misspells a key, half one whose
+        // class is right, while others make objects of both classes: a
+        // check that took another thread's properties would refuse a right
+        // model, or name another key.
+        let outcomes = Protected<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 64) { iteration in
+            let outcome: String
+            do {
+                switch iteration % 4 {
+                case 0:
+                    _ = try Model { Entity("Birth", TypoBirth.self) { Attribute("born", .date) } }
+                    outcome = "typo accepted"
+                case 1:
+                    _ = try Model { Entity("DatedNote", DatedNote.self) { Attribute("stampp", .date); Attribute("text", .string) } }
+                    outcome = "ok"
+                default:
+                    let model = try Model { Entity("DatedNote", DatedNote.self) { Attribute("stampp", .date); Attribute("text", .string) } }
+                    let entity = try model.entity(named: "DatedNote")
+                    for key in 0..<200 {
+                        _ = DatedNote(ManagedObject.Creation(entity: entity, key: UInt64(key), context: ContextReference(storeID: UUID())))
+                        _ = TypoBirth(ManagedObject.Creation(entity: entity, key: UInt64(key), context: ContextReference(storeID: UUID())))
+                    }
+                    outcome = "ok"
+                }
+            } catch let error as LogStoreError {
+                outcome = error.details.map { $0.attribute ?? "" } == ["bron"] ? "ok" : "refused: \(error)"
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.withLock { $0.append(outcome) }
+        }
+        #expect(outcomes.withLock { $0 }.filter { $0 != "ok" } == [])
     }
     @Test("A save over the frame limit is refused with nothing written, names the batch API, and the context keeps its changes")
     func saveOverTheFrameLimit() throws {
