@@ -433,7 +433,7 @@ public struct Managed<Value> {
 
     public init(_ key: String) {
         self.key = key
-        TypedPropertyCollector.note(self)
+        if TypedPropertyCollector.isCollecting { TypedPropertyCollector.note(self) }
     }
 
     @available(*, unavailable, message: "@Managed works only inside a ManagedObject subclass")

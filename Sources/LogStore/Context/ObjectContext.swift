@@ -81,12 +81,26 @@ public final class ObjectContext {
     }
 
     /// Inserts a new object of the entity whose class is `type`.
+    // Inlinable, as fetch(_:as:) is, so that the downcast is specialized
+    // in the app's module rather than a generic cast for every object.
+    @inlinable
     public func insert<Object: ManagedObject>(_ type: Object.Type) throws(LogStoreError) -> Object {
-        let object = try insert(store.model.entity(for: type))
-        guard let typed = object as? Object else {
-            throw LogStoreError(.wrongType, "the entity of \(type) makes \(Swift.type(of: object)) objects", entity: object.entity.name)
-        }
+        let object = try insertObject(of: type)
+        guard let typed = object as? Object else { throw wrongClass(object, for: type) }
         return typed
+    }
+
+    /// Inserts a new object of the entity whose class is `type`, as a
+    /// ``ManagedObject``.
+    @usableFromInline
+    func insertObject(of type: ManagedObject.Type) throws(LogStoreError) -> ManagedObject {
+        try insert(store.model.entity(for: type))
+    }
+
+    /// The error for an entity of `type` that made `object`, of another class.
+    @usableFromInline
+    func wrongClass(_ object: ManagedObject, for type: ManagedObject.Type) -> LogStoreError {
+        LogStoreError(.wrongType, "the entity of \(type) makes \(Swift.type(of: object)) objects", entity: object.entity.name)
     }
 
     private func insert(_ entity: EntityDescription) throws(LogStoreError) -> ManagedObject {

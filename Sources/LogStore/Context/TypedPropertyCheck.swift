@@ -41,10 +41,14 @@ final class TypedPropertyCollector: Sendable {
         return collector.properties.withLock { $0 }
     }
 
-    /// Called by every `@Managed` initializer; notes the property when this
-    /// thread is collecting.
+    /// Whether any check is collecting: every `@Managed` initializer asks
+    /// before anything that needs its generic type's metadata, whose lookup
+    /// cost more than the rest of making an object.
+    static var isCollecting: Bool { collecting.load(ordering: .relaxed) > 0 }
+
+    /// Notes `property` when this thread is collecting.
     static func note<Value>(_ property: Managed<Value>) {
-        guard collecting.load(ordering: .relaxed) > 0, let collector = current else { return }
+        guard let collector = current else { return }
         let noted = Property(key: property.key, type: Value.self, readsNilAsValue: ManagedValue.fallback(Value.self) != nil)
         collector.properties.withLock { $0.append(noted) }
     }
