@@ -9,8 +9,15 @@ import Synchronization
 /// by each property's own initializer while a model checks the class:
 /// reflecting an object (`Mirror`) for them cost more than a millisecond
 /// of every process that opens a store.
+///
+/// What is noted is every `Managed(_:)` made while the check makes one
+/// object, in its task (and the tasks that inherit its task-locals), which
+/// is the class's declared properties, its superclasses' included. It can
+/// differ from the finished object's fields only for a class whose
+/// initializer makes `Managed` values of its own (another key is noted,
+/// and checked) or copies one made before the check (it is not).
 final class TypedPropertyCollector: Sendable {
-    /// One `@Managed` property: its key, its Swift type's name, and whether
+    /// One `@Managed` property: its key, its Swift type, and whether
     /// it reads an absent value as a value of its type (nil, an empty set,
     /// 0, "", false) rather than having none.
     struct Property: @unchecked Sendable {
@@ -32,7 +39,8 @@ final class TypedPropertyCollector: Sendable {
     /// initializer costs one load more.
     private static let collecting = Atomic<Int>(0)
 
-    /// The `@Managed` properties `body` initializes on this thread.
+    /// The `@Managed` properties `body` initializes in this task (or, on a
+    /// thread that runs none, on this thread).
     static func properties(initializedBy body: () -> Void) -> [Property] {
         let collector = TypedPropertyCollector()
         collecting.add(1, ordering: .relaxed)
@@ -46,7 +54,7 @@ final class TypedPropertyCollector: Sendable {
     /// cost more than the rest of making an object.
     static var isCollecting: Bool { collecting.load(ordering: .relaxed) > 0 }
 
-    /// Notes `property` when this thread is collecting.
+    /// Notes `property` when this task is collecting.
     static func note<Value>(_ property: Managed<Value>) {
         guard let collector = current else { return }
         let noted = Property(key: property.key, type: Value.self, readsNilAsValue: ManagedValue.fallback(Value.self) != nil)

@@ -53,7 +53,7 @@ enum SortColumn {
     /// as the strings do wherever two numbers differ, so that most
     /// comparisons are one integer comparison, and that says when two
     /// strings are equal. Nil when some string is not ASCII, whose order
-    /// bytes do not give.
+    /// bytes do not give, or holds a NUL byte, which the padding uses.
     ///
     /// A string's number is its first 15 bytes (zeros after a shorter
     /// string), then one byte that is 1 when those are the whole string and

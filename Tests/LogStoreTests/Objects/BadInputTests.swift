@@ -22,6 +22,25 @@ final class DatedNote: DatedRecord {
     @Managed("text") var text: String?
 }
 
+/// A class whose initializer, once armed, waits at a gate after its
+/// properties are made: a model check of it is held mid-collection.
+final class GatedNote: ManagedObject {
+    @Managed("text") var text: String?
+
+    static let arrived = DispatchSemaphore(value: 0)
+    static let release = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) static var armed = false
+
+    required init(_ creation: Creation) {
+        super.init(creation)
+        if Self.armed {
+            Self.armed = false
+            Self.arrived.signal()
+            Self.release.wait()
+        }
+    }
+}
+
 final class Owned: ManagedObject {
     @Managed("owner") var owner: Owner
 }
@@ -93,6 +112,31 @@ struct BadInputTests {
         #expect(inherited?.details.map(\.attribute) == ["stampp"])
     }
 
+    @Test("A check held mid-collection sees none of the properties another thread makes meanwhile")
+    func typedPropertyCheckIgnoresOtherThreads() throws {
+        let model = try Model { Entity("Birth", Birth.self) { Attribute("born", .date, default: Date(timeIntervalSince1970: 0)) } }
+        let entity = try model.entity(named: "Birth")
+        GatedNote.armed = true
+        let outcome = Protected<Result<Model, any Error>?>(nil)
+        let checking = Thread {
+            outcome.withLock { $0 = Result { try Model { Entity("GatedNote", GatedNote.self) { Attribute("text", .string) } } } }
+        }
+        checking.start()
+        GatedNote.arrived.wait()
+        // The check is collecting; another thread makes objects whose
+        // properties name keys GatedNote lacks.
+        for key in 0..<10 {
+            _ = TypoBirth(ManagedObject.Creation(entity: entity, key: UInt64(key), context: ContextReference(storeID: UUID())))
+        }
+        GatedNote.release.signal()
+        while outcome.withLock({ $0 }) == nil { Thread.sleep(forTimeInterval: 0.001) }
+        switch outcome.withLock({ $0 }) {
+        case .success?: break
+        case .failure(let error)?: Issue.record("the check took another thread's properties: \(error)")
+        case nil: Issue.record("no outcome")
+        }
+    }
+
     @Test("Models checked on many threads at once each see their own class's properties")
     func typedPropertyChecksAtOnce() throws {
         // Half build a model whose class misspells a key, half one whose
@@ -120,7 +164,8 @@ struct BadInputTests {
                     outcome = "ok"
                 }
             } catch let error as LogStoreError {
-                outcome = error.details.map { $0.attribute ?? "" } == ["bron"] ? "ok" : "refused: \(error)"
+                // Only the misspelt class's model is refused, and only for its own key.
+                outcome = iteration % 4 == 0 && error.details.map { $0.attribute ?? "" } == ["bron"] ? "ok" : "refused: \(error)"
             } catch {
                 outcome = "\(error)"
             }

@@ -63,6 +63,15 @@ struct SortColumnTests {
         #expect(prefixes[6] > prefixes[4], "the empty string sorts after nil")
     }
 
+    @Test("A column with one non-ASCII string, or one holding NUL, has no prefixes; nor has a column of numbers")
+    func noPrefixesWithoutPlainASCII() {
+        for odd in ["café", "a\u{0}b", "e\u{301}"] {
+            let column = SortColumn((["abc", odd, nil] as [String?]).map { .value($0.map(StoredValue.string) ?? .null) }, options: [])
+            #expect(column.asciiPrefixes == nil, "\(odd.debugDescription)")
+        }
+        #expect(SortColumn([.value(.int64(1)), .value(.int64(2))], options: []).asciiPrefixes == nil)
+    }
+
     @Test("A fetch sorted by text with ties, then by a second key, gives the order of the definition")
     func fetchSortsTiesByTheNextKey() throws {
         try withTemporaryDirectory { directory in
