@@ -28,6 +28,10 @@ final class PlainFile {
         size += UInt64(bytes.count)
     }
 
+    /// Makes the next write land at the start of the file again, over
+    /// what is written there.
+    func rewind() { size = 0 }
+
     func synchronize() throws {
         guard fdatasync(descriptor) == 0 else { throw BenchmarkError.system("fdatasync", path) }
     }

@@ -109,35 +109,44 @@ struct ManagedPropertyTests {
         #expect(Self.foundName(Set<ManagedObject>.self) == nil)
     }
 
-    @Test("Optional properties write nil and read it back; Int? over Int16 and Int64; a double optional; the app's own type")
-    func optionalsAndOwnTypes() throws {
+    /// Makes a Sample with `write` in one launch of a store, saved, and
+    /// hands it to `read` as a second launch reads it back.
+    private static func relaunching(_ write: (Sample, ObjectContext) throws -> Void, _ read: (Sample) throws -> Void) throws {
         let model = try Self.model()
         try withTemporaryDirectory { directory in
-            let path = directory + "/optionals.logstore"
+            let path = directory + "/typed.logstore"
             let id: ObjectID
             do {
                 let store = try Store(path: path, model: model)
                 defer { store.close() }
                 let context = store.newContext()
                 let sample = try context.insert(Sample.self)
-                sample.text = "x"
-                sample.optionalSmall = 7
-                sample.optionalLarge = 1 << 40
-                sample.temperature = Celsius(degrees: 21.5)
-                #expect(sample.real == 21.5, "the app's type wrote through to the attribute")
-                #expect(sample.smallAsOptionalInt == nil, "an Int? over an Int16 attribute reads nil, as an Int over it reads 0")
-                #expect(sample.largeAsOptionalInt == 1 << 40)
-                #expect(sample.doubleOptionalText == .some("x"))
-                try context.save()
-                sample.text = nil
-                sample.optionalSmall = nil
-                sample.largeAsOptionalInt = nil
+                try write(sample, context)
                 try context.save()
                 id = sample.objectID
             }
             let store = try Store(path: path, model: model)
             defer { store.close() }
-            let sample = try #require(try store.newContext().existingObject(with: id) as? Sample)
+            try read(try #require(try store.newContext().existingObject(with: id) as? Sample))
+        }
+    }
+
+    @Test("Optional properties write nil and read it back; Int? over Int16 and Int64; a double optional; the app's own type")
+    func optionalsAndOwnTypes() throws {
+        try Self.relaunching({ sample, context in
+            sample.text = "x"
+            sample.optionalSmall = 7
+            sample.optionalLarge = 1 << 40
+            sample.temperature = Celsius(degrees: 21.5)
+            #expect(sample.real == 21.5, "the app's type wrote through to the attribute")
+            #expect(sample.smallAsOptionalInt == nil, "an Int? over an Int16 attribute reads nil, as an Int over it reads 0")
+            #expect(sample.largeAsOptionalInt == 1 << 40)
+            #expect(sample.doubleOptionalText == .some("x"))
+            try context.save()
+            sample.text = nil
+            sample.optionalSmall = nil
+            sample.largeAsOptionalInt = nil
+        }, { sample in
             #expect(sample.text == nil)
             #expect(sample.doubleOptionalText == .none, "String?? conforms through Optional's conformance, which reads a null as its own nil")
             #expect(sample.optionalSmall == nil)
@@ -145,39 +154,27 @@ struct ManagedPropertyTests {
             #expect(sample.temperature == Celsius(degrees: 21.5))
             sample.doubleOptionalText = "y"
             #expect(sample.text == "y")
-        }
+        })
     }
 
     @Test("Every attribute type written through typed properties reads back after a relaunch")
     func roundTrip() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/typed.logstore"
-            let model = try Self.model()
-            let when = Date(timeIntervalSinceReferenceDate: 12_345.5)
-            let identifier = UUID()
-            do {
-                let store = try Store(path: path, model: model)
-                defer { store.close() }
-                let context = store.newContext()
-                let sample = try context.insert(Sample.self)
-                sample.text = "héllo"
-                sample.small = -7
-                sample.medium = 70_000
-                sample.large = 1 << 40
-                sample.real = 2.5
-                sample.single = 1.25
-                sample.flag = true
-                sample.when = when
-                sample.blob = Data([1, 2, 3])
-                sample.identifier = identifier
-                sample.link = URL(string: "https://example.com/a")
-                sample.amount = Decimal(string: "12.34")
-                try context.save()
-            }
-            let store = try Store(path: path, model: model)
-            defer { store.close() }
-            let context = store.newContext()
-            let sample = try #require(try context.fetchAll(Sample.self).first)
+        let when = Date(timeIntervalSinceReferenceDate: 12_345.5)
+        let identifier = UUID()
+        try Self.relaunching({ sample, _ in
+            sample.text = "héllo"
+            sample.small = -7
+            sample.medium = 70_000
+            sample.large = 1 << 40
+            sample.real = 2.5
+            sample.single = 1.25
+            sample.flag = true
+            sample.when = when
+            sample.blob = Data([1, 2, 3])
+            sample.identifier = identifier
+            sample.link = URL(string: "https://example.com/a")
+            sample.amount = Decimal(string: "12.34")
+        }, { sample in
             #expect(sample.text == "héllo")
             #expect(sample.small == -7)
             #expect(sample.smallAsInt == 0, "an Int property over an Int16 attribute reads the type's default, as documented")
@@ -192,7 +189,7 @@ struct ManagedPropertyTests {
             #expect(sample.identifier == identifier)
             #expect(sample.link == URL(string: "https://example.com/a"))
             #expect(sample.amount == Decimal(string: "12.34"))
-        }
+        })
     }
 
     @Test("A value of another type converts when it fits, and otherwise the save fails naming entity and key")

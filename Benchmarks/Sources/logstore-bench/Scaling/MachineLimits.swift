@@ -10,6 +10,10 @@ struct MachineLimits: Encodable, Sendable {
     var sequentialWrite: Double
     /// Appends of 100 bytes, each followed by fdatasync, per second.
     var syncedWrites: Double
+    /// The same 100-byte writes over bytes already written and synced, as a
+    /// write-ahead log reused after a checkpoint takes them: no fdatasync
+    /// records a new file size. Per second.
+    var syncedOverwrites: Double
     /// LZ4 compression of the Person records' bytes, input bytes/s.
     var lz4Compress: Double
     /// LZ4 decompression of the same, output bytes/s.
@@ -32,6 +36,7 @@ struct MachineLimits: Encodable, Sendable {
         let rates = try measureInRounds(repetitions: context.repetitions, [
             { try sequentialWriteSample(bytes: writeBytes, context) },
             { try syncedWriteSample(for: syncDuration, context) },
+            { try syncedOverwriteSample(for: syncDuration, context) },
             { try lz4Samples(records).compress },
             { try lz4Samples(records).decompress },
             { memoryCopySample(bytes: memoryBytes) },
@@ -39,9 +44,9 @@ struct MachineLimits: Encodable, Sendable {
             { try Probe.startSample(count: context.scaled(full: 20, quick: 5)) },
         ])
         return MachineLimits(
-            sequentialWrite: rates[0].median, syncedWrites: rates[1].median,
-            lz4Compress: rates[2].median, lz4Decompress: rates[3].median,
-            memoryCopy: rates[4].median, randomMemoryReads: rates[5].median, processStarts: rates[6].median)
+            sequentialWrite: rates[0].median, syncedWrites: rates[1].median, syncedOverwrites: rates[2].median,
+            lz4Compress: rates[3].median, lz4Decompress: rates[4].median,
+            memoryCopy: rates[5].median, randomMemoryReads: rates[6].median, processStarts: rates[7].median)
     }
 
     /// The limits as rows of the report.
@@ -49,6 +54,7 @@ struct MachineLimits: Encodable, Sendable {
         [
             ("sequential write (1 MiB pwrite, then fdatasync)", sequentialWrite / 1e6, "MB/s"),
             ("pwrite of 100 bytes + fdatasync", syncedWrites, "per s"),
+            ("pwrite of 100 bytes + fdatasync, over written bytes", syncedOverwrites, "per s"),
             ("LZ4 compress, Person record bytes", lz4Compress / 1e6, "MB/s"),
             ("LZ4 decompress, Person record bytes", lz4Decompress / 1e6, "MB/s"),
             ("memory copy (memcpy, 256 MiB)", memoryCopy / 1e6, "MB/s"),
@@ -73,6 +79,22 @@ struct MachineLimits: Encodable, Sendable {
     static func syncedWriteSample(for duration: Duration, _ context: BenchmarkContext) throws -> Sample {
         let file = try PlainFile(path: context.scratch.freshPath("limit-sync.plain"))
         defer { context.scratch.remove(file.path) }
+        let record = [UInt8](repeating: 0x61, count: 100)
+        return try Stopwatch.repeatFor(duration) {
+            try record.withUnsafeBytes { try file.append($0) }
+            try file.synchronize()
+        }
+    }
+
+    /// 100-byte writes, each fdatasynced, for `duration`, over 16 MiB
+    /// written and synced first (more than the duration's writes reach).
+    static func syncedOverwriteSample(for duration: Duration, _ context: BenchmarkContext) throws -> Sample {
+        let file = try PlainFile(path: context.scratch.freshPath("limit-overwrite.plain"))
+        defer { context.scratch.remove(file.path) }
+        let zeros = [UInt8](repeating: 0, count: 1 << 20)
+        for _ in 0..<16 { try zeros.withUnsafeBytes { try file.append($0) } }
+        try file.synchronize()
+        file.rewind()
         let record = [UInt8](repeating: 0x61, count: 100)
         return try Stopwatch.repeatFor(duration) {
             try record.withUnsafeBytes { try file.append($0) }
