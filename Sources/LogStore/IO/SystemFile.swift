@@ -84,6 +84,23 @@ final class SystemFile: FileIO, @unchecked Sendable {
         }
     }
 
+    func reserve(upTo size: UInt64) throws(LogStoreError) {
+        let current = try self.size()
+        guard size > current else { return }
+        #if os(Linux)
+        // Returns the error number rather than setting errno.
+        var result: Int32
+        repeat {
+            result = posix_fallocate(descriptor, off_t(current), off_t(size - current))
+        } while result == EINTR
+        guard result == 0 else { throw SystemFile.error(result, "fallocate", path: path, offset: current) }
+        #else
+        // Written for, never built or tested: no posix_fallocate here, so
+        // the reserved bytes are a hole, which reads as zeros as well.
+        try truncate(to: size)
+        #endif
+    }
+
     /// Closes the file, releasing a writer's lock first. `close` alone would
     /// not release it while a child process forked in the meantime still
     /// holds a copy of the descriptor (between fork and exec, before

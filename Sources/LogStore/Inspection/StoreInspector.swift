@@ -25,6 +25,10 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     /// Bytes after the last valid frame: an interrupted save (cut off at the
     /// next read-write open) or, when `damage` is set, damage.
     public var unreadableTailBytes: UInt64
+    /// Zero bytes after the last valid frame: space a writer reserved for
+    /// its next saves (it is open, or did not close; FORMAT.md §7). Not
+    /// counted in ``unreadableTailBytes``.
+    public var reservedBytes: UInt64 = 0
     /// The first damage, if the file has any.
     public var damage: String?
     /// The snapshot the file starts with, if it has one.
@@ -125,7 +129,7 @@ public enum StoreInspector {
                 snapshotDamage = error.message
                 start = size
             }
-            var scanner = FrameScanner(file: file, limit: size)
+            var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
             let summary = try scanner.scan(from: start, lastSequence: snapshotSequence) { _, _ in }
             var info = StoreInfo(
                 path: path, writeVersion: Int(header.writeVersion), readVersion: Int(header.readVersion),
@@ -133,7 +137,8 @@ public enum StoreInspector {
                 frameCount: summary.frameCount, firstSequence: summary.firstSequence, lastSequence: summary.lastSequence,
                 lastCommitAt: summary.lastTimestampMicroseconds.map { Date(timeIntervalSince1970: TimeInterval($0) / 1_000_000) },
                 storedPayloadBytes: summary.storedPayloadBytes, rawPayloadBytes: summary.rawPayloadBytes,
-                journalBytes: summary.validEnd - start, unreadableTailBytes: size - summary.validEnd)
+                journalBytes: summary.validEnd - start, unreadableTailBytes: summary.unreadableBytes(fileSize: size))
+            info.reservedBytes = summary.reservedByteCount
             info.isReplaced = header.isReplaced
             if case .damage(let offset, let number, let reason) = summary.end {
                 info.damage = "frame \(number) at offset \(offset): \(reason)"
@@ -156,7 +161,8 @@ public enum StoreInspector {
     public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
         try withFile(path) { (file, header, size) throws(LogStoreError) in
             var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
-            var scanner = FrameScanner(file: file, limit: size)
+            // Only the transactions are scanned; the snapshot is read through its handles.
+            var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
             var origin = TailOrigin(file: file)
             origin.start = try header.framesStart(fileSize: size, path: path)
             // Frames are numbered through the file: the snapshot's blocks,
@@ -216,6 +222,9 @@ public enum StoreInspector {
                 number += summary.frameCount
                 switch summary.end {
                 case .clean:
+                    if summary.reservedByteCount > 0 {
+                        report.notes.append("the last \(summary.reservedByteCount) bytes, from offset \(summary.validEnd), are zeros: space a writer reserved for its next saves and did not cut off (it is open, or did not close); not data, and the next read-write open writes into them")
+                    }
                     checkCrossReferences(path: path, at: header.snapshotIndexOffset ?? header.snapshotRootOffset ?? 0, into: &report)
                     return report
                 case .tornTail(let offset, let count, let reason):

@@ -118,7 +118,7 @@ extension StoreInspector {
             var reservation: KeyHighWater?
             var recovery = StoreRecovery(
                 path: path, output: output, keptTransactions: kept.frameCount, lastKeptSequence: kept.lastSequence ?? origin.sequenceBefore,
-                lostBytes: size - kept.validEnd, lostTransactions: 0)
+                lostBytes: kept.unreadableBytes(fileSize: size), lostTransactions: 0)
             switch kept.end {
             case .clean:
                 break
@@ -148,7 +148,7 @@ extension StoreInspector {
         var recovery = StoreRecovery(
             path: salvage.file.path, output: output, keptTransactions: outcome.keptTransactions,
             lastKeptSequence: outcome.keptTransactions > 0 ? outcome.tail.lastSequence : nil, damage: outcome.damagedBlocks.first,
-            lostBytes: outcome.damagedBytes + (salvage.size - outcome.tail.validEnd), lostTransactions: outcome.unreadable.count)
+            lostBytes: outcome.damagedBytes + outcome.tail.unreadableBytes(fileSize: salvage.size), lostTransactions: outcome.unreadable.count)
         recovery.firstLostSequence = outcome.unreadable.firstSequence
         recovery.lastLostSequence = outcome.unreadable.lastSequence
         recovery.snapshotRecordsKept = outcome.keptRecords

@@ -47,6 +47,14 @@ struct ScanSummary: Sendable {
     /// failed flush (FORMAT.md §7), and how many frames it counts.
     var durableEnd = UInt64(FileLayout.headerSize)
     var durableFrameCount = 0
+    /// With a `.clean` end: the zero bytes from ``validEnd`` to the end of
+    /// the file, space a writer reserved for its next frames (FORMAT.md §7,
+    /// *Reserved space*); 0 when the last frame ends the file.
+    var reservedByteCount: UInt64 = 0
+
+    /// The bytes of a file of `size` bytes, scanned to its end, that are
+    /// neither valid frames nor reserved space: a torn tail or damage.
+    func unreadableBytes(fileSize size: UInt64) -> UInt64 { size - validEnd - reservedByteCount }
 }
 
 /// Reads frames sequentially through a sliding buffer, checking each
@@ -60,6 +68,12 @@ struct FrameScanner {
     let file: any FileIO
     /// Scan up to here (the file size, or a writer's end offset).
     let limit: UInt64
+    /// Whether zero bytes running from where a frame should start to the
+    /// limit end the scan cleanly, as a writer's reserved space (FORMAT.md
+    /// §6): true for a store's transactions, whose writer reserves space
+    /// ahead of them; false for a snapshot's runs, which end where their
+    /// handles say, so that zeros there are damage.
+    let allowsReservedSpace: Bool
     static let chunkSize = 4 << 20
 
     private var buffer: [UInt8] = []
@@ -70,9 +84,10 @@ struct FrameScanner {
     /// size (FORMAT.md §6: the work is linear for any input).
     private(set) var examinedByteCount: UInt64 = 0
 
-    init(file: any FileIO, limit: UInt64) {
+    init(file: any FileIO, limit: UInt64, allowsReservedSpace: Bool = false) {
         self.file = file
         self.limit = limit
+        self.allowsReservedSpace = allowsReservedSpace
     }
 
     /// Scans every frame from the end of the file header, calling `body` with
@@ -188,7 +203,15 @@ struct FrameScanner {
     /// file before format version 4, or of a snapshot). Valid frames that
     /// record less stand where no save was acknowledged yet: a flush whose
     /// pages a power cut wrote in part. They go with the torn tail.
+    ///
+    /// Zeros from `offset` to the limit, where the scanner allows reserved
+    /// space, end the scan cleanly: no frame starts with zeros, so they
+    /// hold neither a torn frame's first bytes nor a later frame.
     private mutating func classify(_ offset: UInt64, _ number: Int, _ reason: String, summary: inout ScanSummary) throws(LogStoreError) -> ScanEnd {
+        if allowsReservedSpace, try isZero(from: offset) {
+            summary.reservedByteCount = limit - offset
+            return .clean
+        }
         let missing = (summary.lastSequence ?? 0) &+ 1
         var proof: (offset: UInt64, header: FrameHeader)?
         var unsynced = 0
@@ -211,6 +234,31 @@ struct FrameScanner {
             return .tornTail(offset: offset, byteCount: limit - offset, reason: "\(reason), and none of the \(unsynced) valid frames after it records sequence \(missing) as durable: frames of a flush a power cut interrupted, none of them acknowledged")
         }
         return .tornTail(offset: offset, byteCount: limit - offset, reason: reason)
+    }
+
+    /// Whether every byte from `offset` to the limit is zero, read in
+    /// chunks apart from the scan's buffer.
+    private mutating func isZero(from offset: UInt64) throws(LogStoreError) -> Bool {
+        var position = offset
+        var chunk = [UInt8](repeating: 0, count: Int(min(UInt64(1 << 16), limit - offset)))
+        while position < limit {
+            let count = Int(min(UInt64(chunk.count), limit - position))
+            let got = try chunk.withMutableBytes { (raw) throws(LogStoreError) -> Int in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<count]), at: position)
+            }
+            examinedByteCount += UInt64(got)
+            guard got == count else {
+                throw shrank(expected: count, at: position, got: got)
+            }
+            guard chunk[..<count].allSatisfy({ $0 == 0 }) else { return false }
+            position += UInt64(count)
+        }
+        return true
+    }
+
+    /// The error for a read that found the file shorter than the limit.
+    private func shrank(expected count: Int, at offset: UInt64, got: Int) -> LogStoreError {
+        LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(got)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
     }
 
     /// The offset of the first valid frame that starts after `offset`, or nil.
@@ -366,7 +414,7 @@ struct FrameScanner {
         examinedByteCount += UInt64(count)
         let head = try file.read(count: count, at: offset)
         guard head.count == count else {
-            throw LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(head.count)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
+            throw shrank(expected: count, at: offset, got: head.count)
         }
         return head
     }
@@ -392,7 +440,7 @@ struct FrameScanner {
         let got = try buffer.withMutableBytes { (raw) throws(LogStoreError) -> Int in try file.read(into: raw, at: offset) }
         bufferStart = offset
         if got < count {
-            throw LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(got)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
+            throw shrank(expected: count, at: offset, got: got)
         }
         if got < buffer.count { buffer.removeLast(buffer.count - got) }
         return buffer[0..<count]

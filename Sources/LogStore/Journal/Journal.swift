@@ -175,6 +175,7 @@ public final class Journal: Sendable {
         var (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
+        report.reservedByteCount = summary.reservedByteCount
         var keysCutOff = KeyHighWater()
         switch summary.end {
         case .clean:
@@ -229,7 +230,8 @@ public final class Journal: Sendable {
         self.openedIndex = Protected(snapshot?.index)
         self.writer = JournalWriter(
             origin: origin, durability: options.durability, fileSystem: fileSystem, compression: options.compression, endOffset: summary.validEnd,
-            lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
+            reservedEnd: options.access == .readWrite ? summary.validEnd + summary.reservedByteCount : summary.validEnd,
+            preallocationSize: options.access == .readWrite ? options.preallocationSize : 0, lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
     }
 
     /// Only transactions follow the snapshot (or the header).

@@ -71,6 +71,22 @@ public struct JournalOptions: Sendable, Hashable {
     /// The most memory, in bytes, that decoded snapshot blocks may take;
     /// nil (the default) for 1/16 of physical memory, between 16 MiB and 1 GiB.
     public var blockCacheCapacity: Int?
+    /// How many bytes of file space the writer reserves ahead of its last
+    /// frame (`posix_fallocate`), ``defaultPreallocationSize`` unless set;
+    /// 0 reserves none.
+    ///
+    /// A save written into reserved space changes neither the file's size
+    /// nor its allocation, so its `fdatasync` has only the frame to write;
+    /// an append past the end also commits the new size to the file
+    /// system's journal. While the store is open, the file ends in up to
+    /// this many zero bytes; ``Journal/close()`` cuts them off, and after a
+    /// crash the next open finds them and writes its frames into them
+    /// (FORMAT.md §7, *Reserved space*). Where reserving fails (a full disk,
+    /// a file system without allocation), saves append as without it.
+    public var preallocationSize: Int
+    /// 1 MiB: one reservation per several thousand small saves, and no
+    /// more than that left unused in a file that stays open.
+    public static let defaultPreallocationSize = 1 << 20
     /// How compactions lay out their snapshot: the paged layout (format
     /// version 6, FORMAT.md §13); tests choose version 4's index frame or
     /// version 5's leaves here, to write files of those versions.
@@ -81,7 +97,8 @@ public struct JournalOptions: Sendable, Hashable {
         access: Access = .readWrite, durability: Durability = .fsyncEveryCommit,
         createIfMissing: Bool = true, recoveryMode: RecoveryMode = .strict, filePermissions: UInt16 = 0o600,
         compression: Compression = .lz4, compaction: CompactionPolicy = .automatic(),
-        snapshotBlockSize: Int = defaultSnapshotBlockSize, blockCacheCapacity: Int? = nil
+        snapshotBlockSize: Int = defaultSnapshotBlockSize, blockCacheCapacity: Int? = nil,
+        preallocationSize: Int = defaultPreallocationSize
     ) {
         self.access = access
         self.durability = durability
@@ -92,6 +109,7 @@ public struct JournalOptions: Sendable, Hashable {
         self.compaction = compaction
         self.snapshotBlockSize = snapshotBlockSize
         self.blockCacheCapacity = blockCacheCapacity
+        self.preallocationSize = max(0, preallocationSize)
     }
 }
 
@@ -99,7 +117,8 @@ public struct JournalOptions: Sendable, Hashable {
 public struct RecoveryReport: Sendable, Hashable {
     /// What open did about the end of the file.
     public enum Outcome: Sendable, Hashable {
-        /// Every byte after the header belongs to a valid frame.
+        /// Every byte after the header belongs to a valid frame, or to
+        /// space reserved after the last one (``RecoveryReport/reservedByteCount``).
         case clean
         /// An append was cut short (a crash or power cut mid-save): its bytes
         /// were cut off (read-write) or ignored (read-only). Only that
@@ -138,6 +157,12 @@ public struct RecoveryReport: Sendable, Hashable {
     /// newest saves: under `.fsyncEveryCommit` by the last one, under
     /// `.deferredToOS` by every save since the writer opened or compacted.
     public var framesNotYetDurable = 0
+    /// Zero bytes after the last frame: space a writer reserved for its
+    /// next frames and did not cut off, because it did not close (a crash,
+    /// or a live writer seen by a read-only open). Neither data nor damage:
+    /// a read-write open keeps them and writes its frames into them
+    /// (FORMAT.md §7, *Reserved space*). The outcome is then `.clean`.
+    public var reservedByteCount: UInt64 = 0
     /// In salvage mode, the records lost with damaged snapshot blocks.
     public var lostRecords: [LostRecords] = []
 

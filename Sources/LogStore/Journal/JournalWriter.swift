@@ -42,6 +42,13 @@ final class JournalWriter: @unchecked Sendable {
     private let frameWritten: Monitor.Condition
 
     private var endOffset: UInt64
+    /// The file's size as far as this writer knows: `endOffset`, or more
+    /// where it reserved space ahead of its frames, or found some reserved.
+    /// A read-only journal's is its `endOffset`: it never changes the file.
+    private var reservedEnd: UInt64
+    /// How far ahead of a frame that outgrows the reservation the next
+    /// reservation reaches; 0 for none (``JournalOptions/preallocationSize``).
+    private let preallocationSize: UInt64
     private var nextSequence: UInt64
     private var symbols: SymbolTable
     /// The first error after which the file may not hold what the writer
@@ -93,13 +100,16 @@ final class JournalWriter: @unchecked Sendable {
     static let keptBufferCapacity = 8 << 20
     private var counters = JournalStatistics()
 
-    init(origin: TailOrigin, durability: Durability, fileSystem: any FileSystem, compression: JournalOptions.Compression, endOffset: UInt64, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
+    init(origin: TailOrigin, durability: Durability, fileSystem: any FileSystem, compression: JournalOptions.Compression, endOffset: UInt64,
+         reservedEnd: UInt64, preallocationSize: Int, lastSequence: UInt64, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
         self.origin = origin
         self.durability = durability
         self.fileSystem = fileSystem
         fileIdentity = try? origin.file.identity()
         compressor = compression == .lz4 ? LZ4.Compressor() : nil
         self.endOffset = endOffset
+        self.reservedEnd = max(reservedEnd, endOffset)
+        self.preallocationSize = UInt64(preallocationSize)
         self.nextSequence = lastSequence + 1
         self.writtenSequence = lastSequence
         // The opener made the file durable (Journal's init fsyncs it), so
@@ -160,6 +170,7 @@ final class JournalWriter: @unchecked Sendable {
             origin = newOrigin
             fileIdentity = try? newOrigin.file.identity()
             endOffset = newEnd
+            reservedEnd = newEnd
             if let doubt {
                 failure = failure ?? doubt
             } else {
@@ -236,6 +247,8 @@ final class JournalWriter: @unchecked Sendable {
             throw LogStoreError(.corruptFrame, "\(file.path) has numbered its frames up to \(sequence - 1), so no frame can follow; LogStore never numbers frames so high, and the file was not written by it: nothing was written; restore it from a backup", path: file.path)
         }
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
+        let frameEnd = endOffset + UInt64(frameBuffer.count)
+        if frameEnd > reservedEnd { reserveSpace(beyond: frameEnd) }
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }
         } catch where error.isOutOfSpace {
@@ -244,7 +257,8 @@ final class JournalWriter: @unchecked Sendable {
             fail(error)
             throw error
         }
-        endOffset += UInt64(frameBuffer.count)
+        endOffset = frameEnd
+        reservedEnd = max(reservedEnd, endOffset)
         nextSequence += 1
         writtenSequence = sequence
         symbols.markAllPersisted()
@@ -292,6 +306,13 @@ final class JournalWriter: @unchecked Sendable {
             isClosing = true
             if isGathering { frameWritten.signal() }
             while isSyncing { flushed.wait() }
+            // The space reserved and not used goes, in the same flush as
+            // the last frames where one is due: a closed store's file ends
+            // with its last frame.
+            if failure == nil, reservedEnd > endOffset {
+                try? file.truncate(to: endOffset)
+                reservedEnd = endOffset
+            }
             if durability != .deferredToOS, syncedSequence < writtenSequence, failure == nil {
                 try? synchronize(through: writtenSequence)
             }
@@ -334,6 +355,27 @@ final class JournalWriter: @unchecked Sendable {
         return LZ4.PresetDictionary(Array(dictionarySamples.suffix(Self.dictionarySize)))
     }
 
+    // MARK: - Reserved space
+
+    /// Reserves file space from the writer's end to `preallocationSize`
+    /// bytes past `end`, where the next frame ends (FORMAT.md §7,
+    /// *Reserved space*). Best effort: where it fails (a full disk, a file
+    /// system that cannot allocate), the frame appends past the end as it
+    /// would without it, and a full disk is reported by that write.
+    private func reserveSpace(beyond end: UInt64) {
+        guard preallocationSize > 0 else { return }
+        let target = end + preallocationSize
+        do throws(LogStoreError) {
+            try file.reserve(upTo: target)
+            reservedEnd = target
+            counters.reservations += 1
+        } catch {
+            // A reservation that failed part way may have grown the file
+            // with zeros: still reserved space, which close cuts off.
+            if let size = try? file.size() { reservedEnd = max(reservedEnd, size) }
+        }
+    }
+
     // MARK: - Durability
 
     private func synchronize(through sequence: UInt64) throws(LogStoreError) {
@@ -361,6 +403,7 @@ final class JournalWriter: @unchecked Sendable {
     private func withdrawFrame(after error: LogStoreError) -> LogStoreError {
         do throws(LogStoreError) {
             try file.truncate(to: endOffset)
+            reservedEnd = endOffset
         } catch {
             fail(error)
             return error
@@ -388,6 +431,7 @@ final class JournalWriter: @unchecked Sendable {
         let keep = durability == .deferredToOS ? endOffset : syncedEnd
         do throws(LogStoreError) {
             try file.truncate(to: keep)
+            reservedEnd = keep
             try file.synchronize()
             endOffset = keep
             if durability != .deferredToOS {
@@ -495,6 +539,9 @@ public struct JournalStatistics: Sendable, Hashable {
     public var rawPayloadBytes: UInt64 = 0
     /// `fdatasync` calls that succeeded.
     public var syncs = 0
+    /// Times the writer reserved file space ahead of its frames
+    /// (``JournalOptions/preallocationSize``).
+    public var reservations = 0
 }
 
 extension Duration {

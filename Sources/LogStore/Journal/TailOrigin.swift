@@ -46,11 +46,12 @@ struct TailOrigin: @unchecked Sendable {
     /// Scans the transactions from `start` to `limit`, checking that each
     /// decodes (not only its checksum: a frame whose contents do not decode
     /// is damage, found here rather than at a later read). Returns where
-    /// they end, and the names and dictionary in force after them.
+    /// they end (zeros after them are the writer's reserved space), and the
+    /// names and dictionary in force after them.
     func checkTransactions(limit: UInt64) throws(LogStoreError) -> (summary: ScanSummary, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
         var symbols = symbols
         var decoder = PayloadDecoder(dictionary: dictionary)
-        var scanner = FrameScanner(file: file, limit: limit)
+        var scanner = FrameScanner(file: file, limit: limit, allowsReservedSpace: true)
         let summary = try scanner.scan(from: start, lastSequence: sequenceBefore) { (frame, stored) throws(DecodeFailure) in
             try Journal.checkKind(frame.header)
             try decoder.checkTransaction(frame.header, stored: stored, symbols: &symbols)

@@ -264,7 +264,7 @@ struct SnapshotSalvage {
         // The journal after the snapshot, each transaction as one, minus its changes to lost records.
         var symbols = origin.symbols
         var decoder = PayloadDecoder(dictionary: origin.dictionary)
-        var scanner = FrameScanner(file: file, limit: size)
+        var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
         var failure: LogStoreError?
         outcome.tail = try scanner.scan(from: tailStart, lastSequence: index.sequence) { (frame, stored) throws(DecodeFailure) in
             try Journal.checkKind(frame.header)
@@ -458,7 +458,7 @@ extension SnapshotSalvage.Outcome {
         if unreadable.count > 0 { lost += ", and \(unreadable.count) transactions after damage in the journal" }
         var report = RecoveryReport(
             outcome: .salvaged, frameCount: Int(newLastSequence), droppedOffset: first.offset,
-            droppedByteCount: damagedBytes + (size - tail.validEnd),
+            droppedByteCount: damagedBytes + tail.unreadableBytes(fileSize: size),
             reason: "\(damagedBlocks.count) damaged snapshot block(s), the first: \(first.message); \(lost)")
         report.lostRecords = lostRecords
         return report

@@ -72,5 +72,8 @@ struct Info: ParsableCommand {
         } else if info.unreadableTailBytes > 0 {
             print("interrupted save:  \(info.unreadableTailBytes) bytes at the end (cut off at the next read-write open)")
         }
+        if info.reservedBytes > 0 {
+            print("reserved space:    \(info.reservedBytes) zero bytes at the end, for the next saves (a writer has the store open, or did not close it)")
+        }
     }
 }

@@ -85,7 +85,7 @@ struct HostileFileTests {
             JournalFixtures.store(UInt16(1), into: &bytes, at: 10)
             JournalFixtures.resignHeader(&bytes)
             // A torn tail too: the refused read-write open must not cut it off.
-            bytes += [UInt8](repeating: 0, count: 10)
+            bytes += [UInt8](repeating: 0xee, count: 10)
             try JournalFixtures.write(bytes, to: store.path)
 
             let error = JournalFixtures.openError(store.path)

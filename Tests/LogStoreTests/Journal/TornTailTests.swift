@@ -88,15 +88,51 @@ struct TornTailTests {
         }
     }
 
-    @Test("No frame magic (zeros from an interrupted append) at the end, nothing valid after: torn tail")
-    func zerosAtEnd() throws {
+    @Test("Zeros from the last frame to the end of the file are reserved space: a clean open, read-only or not, keeps them, and the next frame goes into them")
+    func zerosAtEndAreReservedSpace() throws {
         try JournalFixtures.withStore(count: 3) { store, _ in
             for zeros in [1, 39, 40, 41, 4096] {
-                try JournalFixtures.write(store.bytes + [UInt8](repeating: 0, count: zeros), to: store.path)
+                let file = store.bytes + [UInt8](repeating: 0, count: zeros)
+                try JournalFixtures.write(file, to: store.path)
+                for options in [JournalFixtures.readOnly, JournalOptions(preallocationSize: 0)] {
+                    let journal = try Journal(path: store.path, options: options)
+                    var expected = RecoveryReport.clean(frames: 3)
+                    expected.reservedByteCount = UInt64(zeros)
+                    #expect(journal.recovery == expected, "\(zeros) zeros, \(options.access)")
+                    #expect(try journal.transactions().map(\.changes) == store.transactions)
+                    journal.close()
+                    // Read-only changes nothing; a writer's close cuts off
+                    // the reserved space it did not use.
+                    let left = options.access == .readOnly ? file : store.bytes
+                    #expect(try JournalFixtures.read(store.path) == left, "\(zeros) zeros, \(options.access)")
+                }
+                // The next frame starts where the last one ends, over the
+                // zeros; close cuts off what it left of them.
+                try JournalFixtures.write(file, to: store.path)
+                let journal = try Journal(path: store.path, options: JournalOptions(preallocationSize: 0))
+                _ = try journal.appendSample(key: 4)
+                let end = journal.currentFile.end
+                journal.close()
+                let written = try JournalFixtures.read(store.path)
+                #expect(written.count == Int(end), "\(zeros) zeros")
+                #expect(Array(written.prefix(store.bytes.count)) == store.bytes)
+                let reopened = try Journal(path: store.path)
+                #expect(reopened.recovery == RecoveryReport.clean(frames: 4), "\(zeros) zeros")
+                reopened.close()
+            }
+        }
+    }
+
+    @Test("No frame magic at the end, zeros then other bytes, nothing valid after: torn tail, cut off with the zeros")
+    func zerosThenBytesAtEnd() throws {
+        try JournalFixtures.withStore(count: 3) { store, _ in
+            for (zeros, tail) in [(0, [UInt8(1)]), (1, [0xff]), (4096, [0, 7, 0])] {
+                try JournalFixtures.write(store.bytes + [UInt8](repeating: 0, count: zeros) + tail, to: store.path)
                 let journal = try Journal(path: store.path)
                 #expect(journal.recovery.outcome == .tornTail, "\(zeros) zeros")
                 #expect(journal.recovery.droppedOffset == UInt64(store.bytes.count), "\(zeros) zeros")
-                #expect(journal.recovery.droppedByteCount == UInt64(zeros), "\(zeros) zeros")
+                #expect(journal.recovery.droppedByteCount == UInt64(zeros + tail.count), "\(zeros) zeros")
+                #expect(journal.recovery.reservedByteCount == 0)
                 #expect(journal.recovery.frameCount == 3)
                 #expect(try journal.transactions().map(\.changes) == store.transactions)
                 journal.close()

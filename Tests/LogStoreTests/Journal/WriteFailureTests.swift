@@ -48,12 +48,15 @@ struct WriteFailureTests {
             let path = directory + "/store.logstore"
             let (journal, file) = try makeFaultyJournal(at: path, plan: .init(failingWrite: 2, writeError: code, shortWriteBytes: landed))
             try journal.appendSample(key: 1, size: 300)
-            let end = try file.size()
+            // Where the frames end; the file runs on into reserved space.
+            let end = journal.currentFile.end
+            #expect(try file.size() > end)
             let failure = #expect(throws: LogStoreError.self) { try journal.appendSample(key: 2, size: 300) }
             #expect(failure?.kind == .diskFull)
             #expect(failure?.errno == code)
             #expect(failure?.message.contains(path) == true)
-            // The bytes the full disk took are cut off at once.
+            // The bytes the full disk took are cut off at once, with the
+            // reserved space after them, which the full disk did not honour.
             #expect(try file.size() == end)
             #expect(journal.lastSequence == 1)
 
@@ -158,7 +161,8 @@ struct WriteFailureTests {
     @Test("Under group commit a full disk fails the save that found it full; frames written before it, synced or not, are kept and acknowledged")
     func fullDiskDuringFlush() throws {
         let disk = SimulatedDisk()
-        let journal = try Self.groupCommitJournal(on: disk)
+        // No reserved space: the fourth save's write is what finds the disk full.
+        let journal = try Self.groupCommitJournal(on: disk, preallocationSize: 0)
         let outcomes = Outcomes()
         let finished = DispatchGroup()
         let gate = Self.holdSecondSaveInItsFlush(journal, on: disk, outcomes: outcomes, group: finished)
@@ -205,8 +209,9 @@ struct WriteFailureTests {
     static let simulatedPath = "/simulated/store.logstore"
 
     /// A group-commit journal on `disk` that flushes at once, sample 1 saved.
-    static func groupCommitJournal(on disk: SimulatedDisk) throws -> Journal {
-        let journal = try Journal(path: simulatedPath, options: JournalOptions(durability: .groupCommit(window: .zero), compaction: .manual), fileSystem: disk)
+    static func groupCommitJournal(on disk: SimulatedDisk, preallocationSize: Int = JournalOptions.defaultPreallocationSize) throws -> Journal {
+        let options = JournalOptions(durability: .groupCommit(window: .zero), compaction: .manual, preallocationSize: preallocationSize)
+        let journal = try Journal(path: simulatedPath, options: options, fileSystem: disk)
         try journal.appendSample(key: 1)
         return journal
     }

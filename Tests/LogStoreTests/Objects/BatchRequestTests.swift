@@ -433,7 +433,9 @@ struct BatchRequestTests {
     @Test("A batch insert that meets a full disk part way fails with .diskFull and says how many records the transactions before it hold, which are there")
     func insertMeetsFullDisk() throws {
         let disk = SimulatedDisk()
-        let store = try Store(journal: Journal(path: FaultInjectionTests.path, options: JournalOptions(compaction: .manual), fileSystem: disk), model: Warehouse.model())
+        // Space reserved 4 KiB ahead: the batch writes into it, then past it.
+        let options = JournalOptions(compaction: .manual, preallocationSize: 4 << 10)
+        let store = try Store(journal: Journal(path: FaultInjectionTests.path, options: options, fileSystem: disk), model: Warehouse.model())
         defer { store.close() }
         // Room for the first transactions of 100 records, not for all 20.
         disk.limitFreeSpace(to: 12_000)

@@ -12,7 +12,9 @@ struct FullDiskTests {
     @Test("Saves that find the disk full fail with .diskFull; once space is free saves succeed, and after a power cut every acknowledged save is there",
           arguments: [Durability.fsyncEveryCommit, .groupCommit(window: .milliseconds(1))])
     func fillFailFreeSave(durability: Durability) throws {
-        var scene = try Faults.storeWithSaves(5, options: JournalOptions(durability: durability, compaction: .manual))
+        // No reserved space, so that the next save's write finds the disk full
+        // (``savesIntoReservedSpaceOnAFullDisk`` has the space).
+        var scene = try Faults.storeWithSaves(5, options: JournalOptions(durability: durability, compaction: .manual, preallocationSize: 0))
         let store = try #require(scene.store)
         defer { store.close() }
         scene.disk.limitFreeSpace(to: 100)
@@ -31,9 +33,35 @@ struct FullDiskTests {
         try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a full disk under \(durability)", &tally)
     }
 
+    @Test("A disk that fills with space reserved: saves go into the reservation, then the one past it fails with .diskFull; once space is free saves succeed, and after a power cut every acknowledged save is there")
+    func savesIntoReservedSpaceOnAFullDisk() throws {
+        var scene = try Faults.storeWithSaves(5, options: JournalOptions(compaction: .manual, preallocationSize: 2048))
+        let store = try #require(scene.store)
+        defer { store.close() }
+        let reserved = try #require(scene.disk.contents(of: Faults.path)).count - Int(store.journal.currentFile.end)
+        #expect(reserved > 1024)
+        scene.disk.limitFreeSpace(to: 0)
+        var saved = 0, failure: Error?
+        for batch in 6...100 {
+            if case .failure(let error) = scene.ledger.save(batch, in: store) {
+                failure = error
+                break
+            }
+            saved += 1
+        }
+        #expect(saved > 0, "no save went into the reserved space")
+        #expect((failure as? LogStoreError)?.kind == .diskFull, "\(String(describing: failure))")
+        scene.disk.removeSpaceLimit()
+        let next = scene.ledger.attempted.max()! + 1
+        #expect(throws: Never.self) { try scene.ledger.save(next, in: store).get() }
+        var tally = Faults.Tally()
+        try Faults.checkAfterPowerCuts(scene.disk, scene.ledger, Faults.Allowance(), "a full disk with space reserved", &tally)
+    }
+
     @Test("Concurrent group-commit saves on a disk that fills: those that fit are kept, the others fail with .diskFull, and saves succeed once space is free")
     func concurrentSavesOnAFillingDisk() throws {
-        let options = JournalOptions(durability: .groupCommit(window: .milliseconds(1)), compaction: .manual)
+        // Space reserved a frame or two ahead, used up part way.
+        let options = JournalOptions(durability: .groupCommit(window: .milliseconds(1)), compaction: .manual, preallocationSize: 256)
         var scene = try Faults.storeWithSaves(4, options: options)
         let store = try #require(scene.store)
         defer { store.close() }

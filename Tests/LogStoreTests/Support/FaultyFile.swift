@@ -29,6 +29,8 @@ final class FaultyFile: FileIO, @unchecked Sendable {
         var syncError: Int32 = EIO
         /// Sleep this long inside every sync, to make group commit gather.
         var syncDelay: TimeInterval = 0
+        /// Fail every reservation of space with this error.
+        var reserveError: Int32?
     }
 
     func reopenForReading() throws(LogStoreError) -> any FileIO { try base.reopenForReading() }
@@ -114,6 +116,11 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     func truncate(to size: UInt64) throws(LogStoreError) {
         try base.truncate(to: size)
         lock.withLock { writtenEnd = size }
+    }
+
+    func reserve(upTo size: UInt64) throws(LogStoreError) {
+        if isArmedNow, let failure = plan.reserveError { throw SystemFile.error(failure, "fallocate", path: path) }
+        try base.reserve(upTo: size)
     }
 
     func close() { base.close() }

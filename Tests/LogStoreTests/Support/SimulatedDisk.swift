@@ -48,7 +48,11 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
 
         /// The faults worth trying on a call of this name.
         static func applicable(to call: String) -> [Fault] {
-            call == "write" ? [.error(EIO), .error(ENOSPC), .shortWrite, .lyingWrite] : [.error(EIO)]
+            switch call {
+            case "write": [.error(EIO), .error(ENOSPC), .shortWrite, .lyingWrite]
+            case "fallocate": [.error(EIO), .error(ENOSPC)]
+            default: [.error(EIO)]
+            }
         }
     }
 
@@ -69,6 +73,9 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private enum Change {
         case write(offset: Int, bytes: [UInt8])
         case truncate(Int)
+        /// A reservation: the file grows to this size with zeros, and never
+        /// shrinks by it, in whatever order it lands.
+        case extend(Int)
     }
 
     private final class Inode {
@@ -328,6 +335,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         switch change {
         case .truncate(let size):
             if size < contents.count { contents.removeLast(contents.count - size) } else { contents += [UInt8](repeating: 0, count: size - contents.count) }
+        case .extend(let size):
+            if size > contents.count { contents += [UInt8](repeating: 0, count: size - contents.count) }
         case .write(let offset, let bytes):
             write(Array(bytes.prefix(keeping ?? bytes.count)), at: offset, into: &contents)
         }
@@ -617,10 +626,34 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
         func truncate(to size: UInt64) throws(LogStoreError) {
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("truncate")
-                if let fault = disk.count("truncate") { throw disk.fail("truncate", path, fault) }
+                // Counted first: a read-only descriptor's attempt is a call
+                // made, which tests look for, even though it fails.
+                let fault = disk.count("truncate")
+                guard writable else { throw SystemFile.error(EINVAL, "truncate", path: path) }
+                if let fault { throw disk.fail("truncate", path, fault) }
                 let file = disk.inodes[inode]!
                 SimulatedDisk.apply(.truncate(Int(size)), to: &file.current)
                 file.pending.append(.truncate(Int(size)))
+            }
+        }
+
+        func reserve(upTo size: UInt64) throws(LogStoreError) {
+            try disk.locked { () throws(LogStoreError) in
+                try checkOpen("fallocate")
+                let fault = disk.count("fallocate")
+                guard writable else { throw SystemFile.error(EBADF, "fallocate", path: path) }
+                if let fault { throw disk.fail("fallocate", path, fault) }
+                let file = disk.inodes[inode]!
+                guard Int(size) > file.current.count else { return }
+                // All or nothing: a full disk refuses the whole reservation.
+                if let free = disk.freeBytesLocked(), Int(size) - file.current.count > free {
+                    throw SystemFile.error(ENOSPC, "fallocate", path: path, offset: UInt64(file.current.count))
+                }
+                // The new size reaches the disk with the next sync, as the
+                // bytes written into it do; until then a power cut may keep
+                // the file as long as it was.
+                SimulatedDisk.apply(.extend(Int(size)), to: &file.current)
+                file.pending.append(.extend(Int(size)))
             }
         }
 
