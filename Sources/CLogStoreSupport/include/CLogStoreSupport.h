@@ -29,4 +29,12 @@ int logstore_crc32c_is_hardware_accelerated(void);
 /// that miss with other work.
 static inline void logstore_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
 
+/// The device and inode of the file `path` names, as `stat` would give
+/// them, without reading its timestamps (see file_identity.c). Returns 0, or
+/// -1 with `errno` set.
+int logstore_path_identity(const char *path, uint64_t *device, uint64_t *inode);
+
+/// The same for the file open on `descriptor`.
+int logstore_descriptor_identity(int descriptor, uint64_t *device, uint64_t *inode);
+
 #endif

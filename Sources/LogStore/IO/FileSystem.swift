@@ -8,6 +8,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CLogStoreSupport
 
 /// How ``FileSystem/open(_:_:)`` opens a file.
 enum FileOpenMode: Sendable, Hashable {
@@ -100,9 +101,7 @@ struct SystemFileSystem: FileSystem {
     }
 
     func identity(ofPath path: String) -> FileIdentity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(info)
+        FileIdentity(ofPath: path)
     }
 
     func rename(_ source: String, to destination: String) throws(LogStoreError) {

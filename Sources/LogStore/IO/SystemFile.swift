@@ -7,6 +7,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CLogStoreSupport
 
 /// A store file opened with `open(2)`.
 ///
@@ -141,9 +142,9 @@ final class SystemFile: FileIO, @unchecked Sendable {
 
     /// The device and inode, to recognise the same file under two paths.
     func identity() throws(LogStoreError) -> FileIdentity {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw SystemFile.error(errno, "fstat", path: path) }
-        return FileIdentity(info)
+        var device: UInt64 = 0, inode: UInt64 = 0
+        guard logstore_descriptor_identity(descriptor, &device, &inode) == 0 else { throw SystemFile.error(errno, "statx", path: path) }
+        return FileIdentity(device: device, inode: inode)
     }
 
     /// A typed error for a failed system call.
@@ -166,8 +167,13 @@ struct FileIdentity: Hashable, Sendable {
 }
 
 extension FileIdentity {
-    /// The identity `stat` reported; `dev_t` is signed on Apple's systems.
-    init(_ info: stat) {
-        self.init(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
+    /// The identity of the file `path` names, read without its timestamps
+    /// (`logstore_path_identity`): a saver checks it before every flush, and
+    /// reading a file's timestamps makes its next write slower to flush.
+    /// Nil when there is no such file or it cannot be read.
+    init?(ofPath path: String) {
+        var device: UInt64 = 0, inode: UInt64 = 0
+        guard logstore_path_identity(path, &device, &inode) == 0 else { return nil }
+        self.init(device: device, inode: inode)
     }
 }

@@ -59,6 +59,11 @@ enum Probe {
         case lookupsAfterOpenLogStore = "lookups-after-open-logstore"
         /// The same on the database at PATH.
         case lookupsAfterOpenSQLite = "lookups-after-open-sqlite"
+        /// Open the store at PATH read-write and make COUNT single-person
+        /// saves, each fdatasynced, with PREALLOCATION bytes reserved ahead
+        /// of the journal (after COUNT; the default when not given); the
+        /// seconds are the saves'. For probes and profiles, not the harness.
+        case saveLogStore = "save-logstore"
         /// Open the inventory store at PATH, warm it and run the mix's two fetches once.
         case inventoryFetchesLogStore = "inventory-fetches-logstore"
         /// The same on the inventory database at PATH (MEMORY after COUNT).
@@ -170,6 +175,20 @@ enum Probe {
                 let ids = try store.newContext().fetchIDs(FetchRequest(entityName: "Person", predicate: try ObjectPredicate("age == 500")))
                 return ResultDigest(keySet: ids.map { Int64($0.key) })
             }
+        case .saveLogStore:
+            var options = JournalOptions(compaction: .manual)
+            if let argument = arguments.first {
+                guard let bytes = Int(argument), bytes >= 0 else { throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT [PREALLOCATION]") }
+                options.preallocationSize = bytes
+            }
+            let people = PersonValues.make(count, seed: 8_003, ages: 1000)
+            let store = try Store(path: path, model: try PersonModel.make(indexingAge: true), options: options)
+            defer { store.close() }
+            let objects = store.newContext()
+            let seconds = try Stopwatch.seconds {
+                for values in people { try PersonModel.insert([values], into: objects) }
+            }
+            return ProbeResult(seconds: seconds)
         case .openSQLite:
             let memory = try arguments.first.map(SQLiteMemory.init(argument:)) ?? .defaults
             return try measuringMemory {
