@@ -128,6 +128,8 @@ public struct BatchResult: Sendable {
 
     /// Takes in one transaction the request wrote.
     mutating func add(_ changes: StoreChanges) {
+        // A commit with nothing to write wrote no transaction.
+        guard !changes.changes.isEmpty else { return }
         sequences.append(changes.sequence)
         for change in changes.changes {
             let record = RecordKey(entity: change.entity.index, key: change.key)

@@ -178,14 +178,11 @@ extension Store {
             let committed = try commit(checkingVersions: false, preparedAlone: choosingUnderLock) { () throws -> PendingSave in
                 let (count, changes) = try prepare()
                 matched = count
-                // Nothing to write: an empty transaction would still cost a frame.
-                guard !changes.isEmpty else { throw BatchNothingToDo() }
                 return PendingSave(changes: changes, expectedVersions: [:])
             }
+            // With no changes, the commit wrote nothing, and adds nothing here.
             result.count += matched
             result.add(committed.changes)
-            return result
-        } catch is BatchNothingToDo {
             return result
         } catch let error as LogStoreError {
             throw error
@@ -198,9 +195,6 @@ extension Store {
         }
     }
 }
-
-/// A batch request that selects no record: it returns without writing.
-private struct BatchNothingToDo: Error {}
 
 /// How a batch request's values become stored values: the rules of
 /// ``ManagedObject/setValue(_:forKey:)``, for dictionaries.

@@ -287,8 +287,9 @@ public final class Store: Sendable {
     /// A new context with its own serial queue, used through `perform`.
     public func newBackgroundContext() -> BackgroundContext { BackgroundContext(store: self) }
 
-    /// Calls `handler` after every save, with what it changed, on the saving
-    /// thread. Contexts merge such changes when asked (``ObjectContext/mergeChanges(from:)-(StoreChanges)``).
+    /// Calls `handler` after every save that wrote a transaction, with what
+    /// it changed, on the saving thread (a save whose merge policy gave up
+    /// every change writes none, and calls no handler). Contexts merge such changes when asked (``ObjectContext/mergeChanges(from:)-(StoreChanges)``).
     @discardableResult
     public func addObserver(_ handler: @escaping @Sendable (StoreChanges) -> Void) -> UInt64 {
         let token = nextObserver.wrappingAdd(1, ordering: .relaxed).oldValue
@@ -506,6 +507,13 @@ public final class Store: Sendable {
                 case .conflicts(let conflicts): throw SaveConflict(conflicts: conflicts)
                 case .denied(let denials): throw denialError(denials)
                 }
+                // Nothing left to write (a merge policy gave up every change,
+                // or a batch chose no record): no transaction, whose frame
+                // would record nothing and take a sequence number.
+                if plan.changes.isEmpty {
+                    let unchanged = StoreChanges([], sequence: appliedThrough.withLock { $0 }, storeID: cachedStoreID)
+                    return .applied(CommitResult(changes: unchanged, adjusted: plan.adjusted))
+                }
                 let payload = SavePayload(changes: plan.changes, symbols: entitySymbols)
                 guard groupCommit else {
                     // Durable once appended: applied before the lock goes, so
@@ -543,8 +551,10 @@ public final class Store: Sendable {
                 }
                 result = CommitResult(changes: applyWrittenSaves(through: sequence), adjusted: adjusted)
             }
-            for handler in observers.withLock({ Array($0.values) }) { handler(result.changes) }
-            compactInBackgroundIfDue()
+            if !result.changes.changes.isEmpty {
+                for handler in observers.withLock({ Array($0.values) }) { handler(result.changes) }
+                compactInBackgroundIfDue()
+            }
             return result
         }
     }

@@ -298,13 +298,13 @@ enum ContextRaceModel {
     // MARK: - Counting
 
     struct Stats: Sendable, CustomStringConvertible {
-        var operations = 0, saves = 0, savedOK = 0, emptySaves = 0
+        var operations = 0, saves = 0, savedOK = 0, emptySaves = 0, givenUpSaves = 0
         var conflicts = 0, denied = 0, notFoundInSave = 0, notFoundInOperation = 0
         var rollbacks = 0, refreshes = 0, merges = 0, resets = 0
         var certainClaims = 0, possibleClaims = 0, overrides = 0
 
         mutating func add(_ other: Stats) {
-            operations += other.operations; saves += other.saves; savedOK += other.savedOK; emptySaves += other.emptySaves
+            operations += other.operations; saves += other.saves; savedOK += other.savedOK; emptySaves += other.emptySaves; givenUpSaves += other.givenUpSaves
             conflicts += other.conflicts; denied += other.denied
             notFoundInSave += other.notFoundInSave; notFoundInOperation += other.notFoundInOperation
             rollbacks += other.rollbacks; refreshes += other.refreshes; merges += other.merges; resets += other.resets
@@ -312,7 +312,7 @@ enum ContextRaceModel {
         }
 
         var description: String {
-            "\(operations) operations, \(saves) saves (\(savedOK) committed, \(emptySaves) with nothing to save, \(conflicts) merge conflicts, \(denied) denied, \(notFoundInSave) objectNotFound), \(notFoundInOperation) operations on deleted objects, \(rollbacks) rollbacks, \(refreshes) refreshes, \(merges) merges, \(resets) resets, claims \(certainClaims) certain / \(possibleClaims) possible, \(overrides) fields where storeWins kept the store's value"
+            "\(operations) operations, \(saves) saves (\(savedOK) committed, \(emptySaves) with nothing to save, \(givenUpSaves) whose policy gave up every change, \(conflicts) merge conflicts, \(denied) denied, \(notFoundInSave) objectNotFound), \(notFoundInOperation) operations on deleted objects, \(rollbacks) rollbacks, \(refreshes) refreshes, \(merges) merges, \(resets) resets, claims \(certainClaims) certain / \(possibleClaims) possible, \(overrides) fields where storeWins kept the store's value"
         }
     }
 
@@ -1192,8 +1192,25 @@ extension ContextRaceModel {
             unsaved = []
             let heard = shared.lastSave.withLock { $0.removeValue(forKey: me) }
             guard let changes = heard else {
-                if hadChanges && !writes.isEmpty { fail("the save returned with \(writes.count) changed fields, but no observer heard it") }
-                result.stats.emptySaves += 1
+                // Only a policy that resolves conflicts may give up every
+                // change, and then the save writes nothing; an insert is
+                // never given up. Whatever the context still shows as its
+                // own must then be what the store holds.
+                let givesUp = configuration.policy == .storeWins || configuration.policy == .rollback
+                if hadChanges && !writes.isEmpty && (!givesUp || inserted.contains { !$0.isDeleted }) {
+                    fail("the save returned with \(writes.count) changed fields, but no observer heard it")
+                }
+                if hadChanges && !writes.isEmpty {
+                    result.stats.givenUpSaves += 1
+                    let reader = context.store.newContext()
+                    for write in writes where !write.object.isDeleted && !write.object.isFault {
+                        guard let shown = try? value(of: write.object, write.field.key), shown == write.value,
+                              let stored = try? reader.existingObject(with: write.field.id), let held = try? value(of: stored, write.field.key) else { continue }
+                        if held != shown { fail("\(write.field.id).\(write.field.key) shows \(shown) after a save that wrote nothing, but the store holds \(held): a change lost while the context shows it saved") }
+                    }
+                } else {
+                    result.stats.emptySaves += 1
+                }
                 return
             }
             result.stats.savedOK += 1

@@ -84,6 +84,22 @@ struct MergePolicyTests {
         }
     }
 
+    @Test("A save whose policy gives up every change it had writes nothing: no empty transaction, no observer called, and the context has no changes left")
+    func givingUpEveryChangeWritesNothing() throws {
+        try Library.withStore { store in
+            let heard = Protected<[UInt64]>([])
+            _ = store.addObserver { changes in heard.withLock { $0.append(changes.sequence) } }
+            let (context, copy, result) = try Self.race(store, .rollback, theirs: ["pages": Int32(7)], mine: ["title": "Mine"])
+            try result.get()
+            // The book's insert and the rival's update, nothing more.
+            #expect(heard.withLock { $0 }.count == 2)
+            let transactions = try store.journal.transactions()
+            #expect(transactions.allSatisfy { !$0.changes.isEmpty }, "\(transactions.map { ($0.sequence, $0.changes.count) })")
+            #expect(!context.hasChanges)
+            #expect(try Self.saved(store, copy.objectID) == ("Original", 7))
+        }
+    }
+
     @Test("refresh(mergeChanges: true) reloads every unchanged property and keeps local changes; the save then does not conflict")
     func refreshMerging() throws {
         try Library.withStore { store in
