@@ -19,13 +19,18 @@ static int identity_at(int directory, const char *path, int flags, uint64_t *dev
 #if defined(__linux__) && defined(STATX_INO)
     struct statx info;
     if (statx(directory, path, flags, STATX_INO, &info) == 0) {
-        if (!(info.stx_mask & STATX_INO)) { errno = ENOTSUP; return -1; }
-        *device = (uint64_t)makedev(info.stx_dev_major, info.stx_dev_minor);
-        *inode = (uint64_t)info.stx_ino;
-        return 0;
+        if (info.stx_mask & STATX_INO) {
+            *device = (uint64_t)makedev(info.stx_dev_major, info.stx_dev_minor);
+            *inode = (uint64_t)info.stx_ino;
+            return 0;
+        }
+        // A file system that did not give the inode: stat instead.
+    } else if (errno != ENOSYS && errno != EPERM && errno != EINVAL) {
+        // ENOSYS: a kernel before 4.11; EPERM: a sandbox (seccomp) that
+        // refuses statx; EINVAL: flags it does not know. Anything else
+        // (ENOENT, EACCES) is the answer.
+        return -1;
     }
-    // A kernel without statx (before 4.11) answers ENOSYS: stat instead.
-    if (errno != ENOSYS) return -1;
 #endif
     struct stat fallback;
     if (fstatat(directory, path, &fallback, flags) != 0) return -1;

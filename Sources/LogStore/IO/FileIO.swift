@@ -30,12 +30,14 @@ protocol FileIO: AnyObject, Sendable {
     func size() throws(LogStoreError) -> UInt64
     /// Cuts the file to `size` bytes.
     func truncate(to size: UInt64) throws(LogStoreError)
-    /// Makes the file `size` bytes long if it is shorter, with the blocks
-    /// allocated (`posix_fallocate`): the added bytes read as zeros, and a
-    /// later write below `size` changes neither the file's size nor its
-    /// allocation, so the `fdatasync` after it has no metadata to commit
-    /// (FORMAT.md §7, *Reserved space*). A file that is longer stays as it is.
-    func reserve(upTo size: UInt64) throws(LogStoreError)
+    /// Allocates the bytes `range` of the file (`posix_fallocate`), which
+    /// starts where the caller knows the file ends, and extends the file to
+    /// its end: the added bytes read as zeros, and a later write inside them
+    /// does not change the file's size, so the `fdatasync` after it need not
+    /// commit one (FORMAT.md §7, *Reserved space*). Takes the range rather
+    /// than asking the file's size: a `stat` would read its timestamps,
+    /// which slows the next flush (`FileIdentity`).
+    func reserve(_ range: Range<UInt64>) throws(LogStoreError)
     /// Closes the file; later calls fail.
     func close()
     /// Takes the writer's exclusive lock on the file, or throws

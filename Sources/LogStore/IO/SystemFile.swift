@@ -85,20 +85,19 @@ final class SystemFile: FileIO, @unchecked Sendable {
         }
     }
 
-    func reserve(upTo size: UInt64) throws(LogStoreError) {
-        let current = try self.size()
-        guard size > current else { return }
+    func reserve(_ range: Range<UInt64>) throws(LogStoreError) {
+        guard !range.isEmpty else { return }
         #if os(Linux)
         // Returns the error number rather than setting errno.
         var result: Int32
         repeat {
-            result = posix_fallocate(descriptor, off_t(current), off_t(size - current))
+            result = posix_fallocate(descriptor, off_t(range.lowerBound), off_t(range.count))
         } while result == EINTR
-        guard result == 0 else { throw SystemFile.error(result, "fallocate", path: path, offset: current) }
+        guard result == 0 else { throw SystemFile.error(result, "fallocate", path: path, offset: range.lowerBound) }
         #else
         // Written for, never built or tested: no posix_fallocate here, so
         // the reserved bytes are a hole, which reads as zeros as well.
-        try truncate(to: size)
+        try truncate(to: range.upperBound)
         #endif
     }
 
@@ -143,7 +142,7 @@ final class SystemFile: FileIO, @unchecked Sendable {
     /// The device and inode, to recognise the same file under two paths.
     func identity() throws(LogStoreError) -> FileIdentity {
         var device: UInt64 = 0, inode: UInt64 = 0
-        guard logstore_descriptor_identity(descriptor, &device, &inode) == 0 else { throw SystemFile.error(errno, "statx", path: path) }
+        guard logstore_descriptor_identity(descriptor, &device, &inode) == 0 else { throw SystemFile.error(errno, "stat", path: path) }
         return FileIdentity(device: device, inode: inode)
     }
 

@@ -110,7 +110,7 @@ public enum StoreInspector {
     ///
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`.
     public static func info(path: String) throws(LogStoreError) -> StoreInfo {
-        try withFile(path) { (file, header, size) throws(LogStoreError) in
+        try withFile(path, rereadingIf: { $0.damage != nil }) { (file, header, size) throws(LogStoreError) in
             var start = try header.framesStart(fileSize: size, path: path)
             var snapshot: SnapshotInfo?
             var snapshotSequence: UInt64?
@@ -159,7 +159,7 @@ public enum StoreInspector {
     /// - Throws: `.io`, `.notAStore`, `.corruptHeader`, `.unsupportedFormatVersion`
     ///   (a file too damaged to have frames at all).
     public static func verify(path: String) throws(LogStoreError) -> VerificationReport {
-        try withFile(path) { (file, header, size) throws(LogStoreError) in
+        try withFile(path, rereadingIf: { !$0.isValid }) { (file, header, size) throws(LogStoreError) in
             var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
             // Only the transactions are scanned; the snapshot is read through its handles.
             var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
@@ -270,12 +270,28 @@ public enum StoreInspector {
         }
     }
 
-    static func withFile<T>(_ path: String, _ body: (SystemFile, FileHeader, UInt64) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
+    /// Calls `body` with the file at `path`, its header and its size.
+    ///
+    /// As a read-only open does (``Journal/scanTransactions(of:limit:readOnly:)``),
+    /// reads again, up to ``Journal/rereads`` times, when what `body` found
+    /// may be a live writer's work under way: a read that found the file
+    /// shorter than its size (`EAGAIN`), or a result `suspect` (damage)
+    /// while a writer holds the file.
+    static func withFile<T>(_ path: String, rereadingIf suspect: (T) -> Bool = { _ in false }, _ body: (SystemFile, FileHeader, UInt64) throws(LogStoreError) -> T) throws(LogStoreError) -> T {
         let file = try SystemFile(path: path, mode: .readOnly)
         defer { file.close() }
-        let size = try file.size()
-        let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
-        let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
-        return try body(file, header, size)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(LogStoreError) {
+                let size = try file.size()
+                let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
+                let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
+                let result = try body(file, header, size)
+                guard attempt <= Journal.rereads, suspect(result), try file.isLockedByWriter() else { return result }
+            } catch where attempt <= Journal.rereads && error.kind == .io && error.errno == EAGAIN {
+                // The file changed under the read: read it again.
+            }
+        }
     }
 }

@@ -1,6 +1,14 @@
 // Reads frames in order from a store file and classifies where they stop:
 // FORMAT.md §6, the damage table, row by row.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A valid frame, as the scanner hands it to its caller.
 struct ScannedFrame {
     var header: FrameHeader
@@ -256,9 +264,10 @@ struct FrameScanner {
         return true
     }
 
-    /// The error for a read that found the file shorter than the limit.
+    /// The error for a read that found the file shorter than the limit:
+    /// `EAGAIN`, for a reader that reads again (``Journal``'s read-only open).
     private func shrank(expected count: Int, at offset: UInt64, got: Int) -> LogStoreError {
-        LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(got)); another process may be compacting or repairing it: try again", path: file.path, offset: offset)
+        LogStoreError(.io, "\(file.path) shrank while it was read (expected \(count) bytes at offset \(offset), got \(got)); another process may be closing, compacting or repairing it: try again", path: file.path, offset: offset, errno: EAGAIN)
     }
 
     /// The offset of the first valid frame that starts after `offset`, or nil.

@@ -148,7 +148,7 @@ public final class Journal: Sendable {
     /// `salvaged` is the report of a salvage that rewrote the file before.
     init(file: any FileIO, options: JournalOptions, fileSystem: any FileSystem = SystemFileSystem(), salvaged: RecoveryReport? = nil) throws(LogStoreError) {
         let path = file.path
-        let fileSize = try file.size()
+        var fileSize = try file.size()
         let headerBytes = try file.read(count: FileLayout.headerSize, at: 0)
         let header = try headerBytes.withBytes { (raw) throws(LogStoreError) in try FileHeader.decode(raw, path: path) }
         if options.access == .readWrite && !header.isWritableByThisVersion {
@@ -172,7 +172,7 @@ public final class Journal: Sendable {
             origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
         }
         origin.recordsDurability = header.writeVersion >= FileLayout.durableClaimVersion
-        var (summary, symbols, dictionary) = try origin.checkTransactions(limit: fileSize)
+        var (summary, symbols, dictionary) = try Self.scanTransactions(of: origin, limit: &fileSize, readOnly: options.access == .readOnly)
 
         var report = RecoveryReport.clean(frames: summary.frameCount)
         report.reservedByteCount = summary.reservedByteCount
@@ -232,6 +232,34 @@ public final class Journal: Sendable {
             origin: origin, durability: options.durability, fileSystem: fileSystem, compression: options.compression, endOffset: summary.validEnd,
             reservedEnd: options.access == .readWrite ? summary.validEnd + summary.reservedByteCount : summary.validEnd,
             preallocationSize: options.access == .readWrite ? options.preallocationSize : 0, lastSequence: lastSequence, symbols: symbols, dictionary: dictionary)
+    }
+
+    /// How many times a read-only open reads the transactions again when
+    /// what it found may be a writer's work under way (``scanTransactions(of:limit:readOnly:)``).
+    static let rereads = 3
+
+    /// Scans the transactions from `origin` to `limit`, the file's size.
+    ///
+    /// A read-only open reads again, up to ``rereads`` times, the file's
+    /// size first, when what it found may be a live writer's work rather
+    /// than the file: a read that came back shorter than the file was (a
+    /// writer closing cut off its reserved space, FORMAT.md §7), or damage
+    /// found while a writer holds the file (a frame read while it was being
+    /// written, and a frame written after it into the reserved space by
+    /// the time the scan looked there, which a scan that ended at the old
+    /// end of the file would not have reached). Damage that stays is damage.
+    static func scanTransactions(of origin: TailOrigin, limit: inout UInt64, readOnly: Bool) throws(LogStoreError) -> (summary: ScanSummary, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(LogStoreError) {
+                let scanned = try origin.checkTransactions(limit: limit)
+                guard readOnly, attempt <= rereads, case .damage = scanned.summary.end, try origin.file.isLockedByWriter() else { return scanned }
+            } catch where readOnly && attempt <= rereads && error.kind == .io && error.errno == EAGAIN {
+                // The file changed under the read: read it again.
+            }
+            limit = try origin.file.size()
+        }
     }
 
     /// Only transactions follow the snapshot (or the header).

@@ -75,10 +75,9 @@ public struct JournalOptions: Sendable, Hashable {
     /// frame (`posix_fallocate`), ``defaultPreallocationSize`` unless set;
     /// 0 reserves none.
     ///
-    /// A save written into reserved space changes neither the file's size
-    /// nor its allocation, so its `fdatasync` has only the frame to write;
-    /// an append past the end also commits the new size to the file
-    /// system's journal. While the store is open, the file ends in up to
+    /// A save written into reserved space does not change the file's size,
+    /// so its `fdatasync` need not commit one; an append past the end makes
+    /// the file system's journal commit the new size every time. While the store is open, the file ends in up to
     /// this many zero bytes; ``Journal/close()`` cuts them off, and after a
     /// crash the next open finds them and writes its frames into them
     /// (FORMAT.md §7, *Reserved space*). Where reserving fails (a full disk,

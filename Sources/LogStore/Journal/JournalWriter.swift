@@ -49,6 +49,11 @@ final class JournalWriter: @unchecked Sendable {
     /// How far ahead of a frame that outgrows the reservation the next
     /// reservation reaches; 0 for none (``JournalOptions/preallocationSize``).
     private let preallocationSize: UInt64
+    /// After a reservation failed, the next is tried only for a frame that
+    /// ends past here, so that a disk that stays full or a file system
+    /// without allocation costs one failed call per `preallocationSize`
+    /// bytes written, not one per save.
+    private var nextReservationEnd: UInt64 = 0
     private var nextSequence: UInt64
     private var symbols: SymbolTable
     /// The first error after which the file may not hold what the writer
@@ -248,7 +253,7 @@ final class JournalWriter: @unchecked Sendable {
         }
         let carried = try encodeFrame(changes, sequence: sequence, time: time)
         let frameEnd = endOffset + UInt64(frameBuffer.count)
-        if frameEnd > reservedEnd { reserveSpace(beyond: frameEnd) }
+        if frameEnd > reservedEnd, frameEnd > nextReservationEnd { reserveSpace(beyond: frameEnd) }
         do throws(LogStoreError) {
             try frameBuffer.bytes.withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: endOffset) }
         } catch where error.isOutOfSpace {
@@ -366,13 +371,14 @@ final class JournalWriter: @unchecked Sendable {
         guard preallocationSize > 0 else { return }
         let target = end + preallocationSize
         do throws(LogStoreError) {
-            try file.reserve(upTo: target)
+            try file.reserve(reservedEnd..<target)
             reservedEnd = target
             counters.reservations += 1
         } catch {
             // A reservation that failed part way may have grown the file
-            // with zeros: still reserved space, which close cuts off.
-            if let size = try? file.size() { reservedEnd = max(reservedEnd, size) }
+            // with zeros: reserved space that close does not know of, which
+            // the next open finds and writes into (FORMAT.md §6).
+            nextReservationEnd = target
         }
     }
 

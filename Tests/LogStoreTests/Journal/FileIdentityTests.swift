@@ -1,6 +1,9 @@
 // A file's identity (device and inode), read without its timestamps, is what
 // tells a saver that the store's path still names its file (FORMAT.md §7).
 
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 @testable import LogStore
@@ -18,6 +21,11 @@ struct FileIdentityTests {
             let fileSystem = SystemFileSystem()
             let own = try file.identity()
             #expect(fileSystem.identity(ofPath: path) == own)
+            // The same numbers stat(2) gives, which /proc/locks and other
+            // tools show.
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            #expect(own == FileIdentity(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino)))
             #expect(fileSystem.identity(ofPath: other) != own)
             #expect(fileSystem.identity(ofPath: other) != nil)
             try FileManager.default.moveItem(atPath: path, toPath: moved)

@@ -118,9 +118,9 @@ final class FaultyFile: FileIO, @unchecked Sendable {
         lock.withLock { writtenEnd = size }
     }
 
-    func reserve(upTo size: UInt64) throws(LogStoreError) {
+    func reserve(_ range: Range<UInt64>) throws(LogStoreError) {
         if isArmedNow, let failure = plan.reserveError { throw SystemFile.error(failure, "fallocate", path: path) }
-        try base.reserve(upTo: size)
+        try base.reserve(range)
     }
 
     func close() { base.close() }

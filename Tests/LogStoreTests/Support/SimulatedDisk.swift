@@ -127,6 +127,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
     private var frozen: SimulatedDisk?
     /// Per kind of call, the hold its next call waits at.
     private var holds: [String: (arrived: DispatchSemaphore, gate: DispatchSemaphore)] = [:]
+    /// Per kind of call, how many of its calls go by before its hold.
+    private var holdSkips: [String: Int] = [:]
     private var closedFileCalls: [String] = []
     /// How many bytes the named files may hold in all; nil for no limit.
     private var capacity: Int?
@@ -178,13 +180,23 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
 
     /// Makes the next read, before it does anything, signal `arrived` and
     /// wait for `gate`: a test can then act while a reader waits for the disk.
-    func holdNextRead(arrived: DispatchSemaphore, gate: DispatchSemaphore) {
-        lock.withLock { holds["read"] = (arrived, gate) }
+    /// With `skipping`, the reads before it go by first.
+    func holdNextRead(skipping: Int = 0, arrived: DispatchSemaphore, gate: DispatchSemaphore) {
+        lock.withLock {
+            holds["read"] = (arrived, gate)
+            holdSkips["read"] = skipping
+        }
     }
 
     /// Waits at the hold set for the next `call`, if any, taking it.
     fileprivate func waitAtHold(of call: String) {
-        guard let hold = lock.withLock({ holds.removeValue(forKey: call) }) else { return }
+        guard let hold = lock.withLock({ () -> (arrived: DispatchSemaphore, gate: DispatchSemaphore)? in
+            if let skips = holdSkips[call], skips > 0 {
+                holdSkips[call] = skips - 1
+                return nil
+            }
+            return holds.removeValue(forKey: call)
+        }) else { return }
         hold.arrived.signal()
         hold.gate.wait()
     }
@@ -637,7 +649,8 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
             }
         }
 
-        func reserve(upTo size: UInt64) throws(LogStoreError) {
+        func reserve(_ range: Range<UInt64>) throws(LogStoreError) {
+            let size = range.upperBound
             try disk.locked { () throws(LogStoreError) in
                 try checkOpen("fallocate")
                 let fault = disk.count("fallocate")
