@@ -85,6 +85,8 @@ struct ReservedSpaceTests {
                 #expect(try file.size() == journal.currentFile.end)
             }
             #expect(journal.statistics.reservations == 0)
+            // Tried again only once another preallocationSize bytes are written.
+            #expect(file.reserveCount == 1)
             journal.close()
             let reopened = try Journal(path: path)
             defer { reopened.close() }

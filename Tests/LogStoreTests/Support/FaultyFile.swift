@@ -43,6 +43,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
     private let lock = NSLock()
     private var writes = 0
     private var syncs = 0
+    private var reserves = 0
     private var succeededSyncs = 0
     private var writtenEnd: UInt64 = 0
     private var durable: UInt64 = 0
@@ -64,6 +65,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
         lock.withLock {
             writes = 0
             syncs = 0
+            reserves = 0
             succeededSyncs = 0
             isArmed = true
         }
@@ -118,7 +120,11 @@ final class FaultyFile: FileIO, @unchecked Sendable {
         lock.withLock { writtenEnd = size }
     }
 
+    /// Reservations asked for since the file was armed.
+    var reserveCount: Int { lock.withLock { reserves } }
+
     func reserve(_ range: Range<UInt64>) throws(LogStoreError) {
+        lock.withLock { reserves += 1 }
         if isArmedNow, let failure = plan.reserveError { throw SystemFile.error(failure, "fallocate", path: path) }
         try base.reserve(range)
     }
