@@ -57,6 +57,47 @@ struct DurableReaderTests {
         #expect(after.recovery == RecoveryReport.clean(frames: 3))
     }
 
+    @Test("Damage a reader finds while a writer holds the store is read again: gone on the second read, the open is clean; still there after the rereads, it is damage")
+    func damageWhileAWriterHoldsTheStoreIsReadAgain() throws {
+        let disk = SimulatedDisk()
+        let writer = try Journal(path: Self.path, options: JournalOptions(preallocationSize: 0), fileSystem: disk)
+        defer { writer.close() }
+        for key in 1...5 { _ = try writer.appendSample(key: UInt64(key)) }
+        let whole = try #require(disk.contents(of: Self.path))
+        // Frame 4 as a reader may see it while it is written: a byte not
+        // there yet. Frame 5 records it durable, so the scan calls it damage.
+        var torn = whole
+        let fourth = JournalFixtures.frames(in: whole)[3]
+        torn[fourth.offset + FrameLayout.headerSize + fourth.storedSize / 2] ^= 0xff
+
+        // The first scan reads the torn bytes; by its second, the frame is whole.
+        disk.setContents(of: Self.path, to: torn)
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        // The header, then the first scan's one read of every frame.
+        disk.holdNextRead(skipping: 2, arrived: arrived, gate: gate)
+        let opened = Protected<Result<Journal, LogStoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let result = Result { () throws(LogStoreError) in try Journal(path: Self.path, options: JournalOptions(access: .readOnly), fileSystem: disk) }
+            opened.withLock { $0 = result }
+            done.signal()
+        }.start()
+        #expect(arrived.wait(timeout: .now() + 30) == .success, "the reader never read again")
+        disk.setContents(of: Self.path, to: whole)
+        gate.signal()
+        done.wait()
+        let reader = try #require(opened.withLock { $0 }).get()
+        #expect(try reader.checkSamples() == 4, "every frame that a frame records durable")
+        #expect(reader.recovery.outcome == .clean)
+        reader.close()
+
+        // Damage that stays is damage, after the rereads.
+        disk.setContents(of: Self.path, to: torn)
+        let error = #expect(throws: LogStoreError.self) { try Journal(path: Self.path, options: JournalOptions(access: .readOnly), fileSystem: disk) }
+        #expect(error?.kind == .corruptFrame)
+        #expect(error?.offset == UInt64(fourth.offset))
+    }
+
     @Test("A writer's open waits out a reader's test lock instead of failing")
     func writerWaitsOutTestLock() throws {
         try withTemporaryDirectory { directory in
