@@ -72,21 +72,10 @@ struct DurableReaderTests {
 
         // The first scan reads the torn bytes; by its second, the frame is whole.
         disk.setContents(of: Self.path, to: torn)
-        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
-        // The header, then the first scan's one read of every frame.
-        disk.holdNextRead(skipping: 2, arrived: arrived, gate: gate)
-        let opened = Protected<Result<Journal, LogStoreError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let result = Result { () throws(LogStoreError) in try Journal(path: Self.path, options: JournalOptions(access: .readOnly), fileSystem: disk) }
-            opened.withLock { $0 = result }
-            done.signal()
-        }.start()
-        #expect(arrived.wait(timeout: .now() + 30) == .success, "the reader never read again")
-        disk.setContents(of: Self.path, to: whole)
-        gate.signal()
-        done.wait()
-        let reader = try #require(opened.withLock { $0 }).get()
+        // Held after the header and the first scan's one read of every frame.
+        let reader = try disk.openReadOnly(Self.path, holdingReadAfter: 2, never: "the reader never read again") {
+            disk.setContents(of: Self.path, to: whole)
+        }.get()
         #expect(try reader.checkSamples() == 4, "every frame that a frame records durable")
         #expect(reader.recovery.outcome == .clean)
         reader.close()

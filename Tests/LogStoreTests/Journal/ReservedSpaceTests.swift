@@ -132,21 +132,10 @@ struct ReservedSpaceTests {
         for key in 1...3 { _ = try writer.appendSample(key: UInt64(key)) }
         #expect(try #require(disk.contents(of: Self.path)).count > Int(writer.currentFile.end))
         // The reader's third read is the one past the last frame, into the zeros.
-        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
-        disk.holdNextRead(skipping: 2, arrived: arrived, gate: gate)
-        let opened = Protected<Result<Journal, LogStoreError>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let result = Result { () throws(LogStoreError) in try Journal(path: Self.path, options: JournalOptions(access: .readOnly), fileSystem: disk) }
-            opened.withLock { $0 = result }
-            done.signal()
-        }.start()
-        #expect(arrived.wait(timeout: .now() + 30) == .success, "the reader never read past its frames")
-        writer.close()
-        #expect(try #require(disk.contents(of: Self.path)).count == Int(writer.currentFile.end))
-        gate.signal()
-        done.wait()
-        let reader = try #require(opened.withLock { $0 }).get()
+        let reader = try disk.openReadOnly(Self.path, holdingReadAfter: 2, never: "the reader never read past its frames") { () throws in
+            writer.close()
+            #expect(try #require(disk.contents(of: Self.path)).count == Int(writer.currentFile.end))
+        }.get()
         defer { reader.close() }
         #expect(try reader.checkSamples() == 3)
         #expect(reader.recovery == RecoveryReport.clean(frames: 3))

@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import Foundation
+import Testing
 @testable import LogStore
 
 /// A ``FileSystem`` held in memory, for fault-injection and power-cut tests.
@@ -711,5 +712,29 @@ final class SimulatedDisk: FileSystem, @unchecked Sendable {
                 return SimulatedFile(disk: disk, inode: inode, path: path, writable: false)
             }
         }
+    }
+}
+
+extension SimulatedDisk {
+    /// Opens the journal at `path` read-only on another thread, holds it at
+    /// its read after the first `skipping`, runs `meanwhile` while that read
+    /// waits, then lets the open go on; returns how the open ended. The
+    /// read not coming within 30 s is recorded as an issue (`never`), and
+    /// `meanwhile` then runs while the open goes on unheld.
+    func openReadOnly(_ path: String, holdingReadAfter skipping: Int, never: Comment, sourceLocation: SourceLocation = #_sourceLocation, meanwhile: () throws -> Void) rethrows -> Result<Journal, LogStoreError> {
+        let arrived = DispatchSemaphore(value: 0), gate = DispatchSemaphore(value: 0)
+        holdNextRead(skipping: skipping, arrived: arrived, gate: gate)
+        let opened = Protected<Result<Journal, LogStoreError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let result = Result { () throws(LogStoreError) in try Journal(path: path, options: JournalOptions(access: .readOnly), fileSystem: self) }
+            opened.withLock { $0 = result }
+            done.signal()
+        }.start()
+        #expect(arrived.wait(timeout: .now() + 30) == .success, never, sourceLocation: sourceLocation)
+        try meanwhile()
+        gate.signal()
+        done.wait()
+        return opened.withLock { $0 }!
     }
 }
