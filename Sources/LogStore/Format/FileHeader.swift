@@ -141,6 +141,10 @@ public struct FileHeader: Hashable, Sendable {
     /// Whether this code may append to the file: a newer writer may have
     /// added frame kinds or fields this code would not keep up to date.
     var isWritableByThisVersion: Bool { writeVersion <= FileLayout.currentVersion }
+
+    /// Whether the file's transactions may hold delete runs (FORMAT.md
+    /// §5.1): a file that keeps readers older than version 7 out.
+    var holdsDeleteRuns: Bool { readVersion >= FileLayout.deleteRunVersion }
 }
 
 /// Microseconds since 1970-01-01T00:00:00Z, the time unit of the format.

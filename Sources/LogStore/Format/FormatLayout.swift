@@ -12,8 +12,8 @@ enum FileLayout {
     /// version 4 the durable distance in transaction frames (§3, §6) and
     /// self-describing snapshot blocks (§11.2), version 5 the paged
     /// snapshot (§13), version 6 runs of keys in a paged table's leaves
-    /// (§13.5).
-    static let currentVersion: UInt16 = 6
+    /// (§13.5), version 7 delete runs in transactions (§5.1).
+    static let currentVersion: UInt16 = 7
     /// The version of every file this code creates empty, and of a
     /// compaction's file written as one index frame: a version 5 file
     /// starts its frames at ``pagedFramesStart``, which only a paged
@@ -39,10 +39,16 @@ enum FileLayout {
     /// The first version whose snapshot is paged (FORMAT.md §13): its
     /// header names a root frame, not an index frame.
     static let pagedSnapshotVersion: UInt16 = 5
-    /// The version a compaction's paged snapshot is written as: the first
-    /// whose tables' leaves may hold runs of keys (FORMAT.md §13.5), which
-    /// a version 5 reader would take for damage.
-    static let pagedWriteVersion: UInt16 = 6
+    /// The version a compaction's paged snapshot is written as: its
+    /// tables' leaves may hold runs of keys (FORMAT.md §13.5, version 6 on),
+    /// which a version 5 reader would take for damage, and its transactions
+    /// delete runs (§5.1), which a version 6 reader would.
+    static let pagedWriteVersion: UInt16 = 7
+    /// The first version whose transactions may hold delete runs (FORMAT.md
+    /// §5.1, change tag 4): a writer writes them only into a file whose
+    /// readVersion is at least this, and a reader takes one in an older
+    /// file for damage.
+    static let deleteRunVersion: UInt16 = 7
     /// Where a version 2 header keeps the offset of the snapshot index
     /// frame, and a version 5 header the base root's (FORMAT.md §13.2).
     static let snapshotOffsetField = 40

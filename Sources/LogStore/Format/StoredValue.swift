@@ -119,11 +119,32 @@ public enum RecordChange: Hashable, Sendable {
     case update(RecordID, [Field])
     /// A record removed, by identity.
     case delete(RecordID)
+    /// The records of one entity with `count` consecutive keys from the
+    /// first's removed, as `count` deletes one after another would: how a
+    /// file of format version 7 or later holds a save deleting consecutive
+    /// keys (FORMAT.md §5.1). `count` is at least 2 and the last key below
+    /// ``RecordID/keyLimit``. Read from a file, it is untrusted: it can name
+    /// far more keys than the store ever had, so never size anything by it.
+    case deleteRun(RecordID, count: UInt64)
 
-    /// The record the change applies to.
+    /// The record the change applies to; for a delete run, its first.
     public var recordID: RecordID {
         switch self {
-        case .insert(let id, _), .update(let id, _), .delete(let id): id
+        case .insert(let id, _), .update(let id, _), .delete(let id), .deleteRun(let id, _): id
+        }
+    }
+
+    /// The keys the change deletes: one for a delete, a run's keys, none
+    /// for an insert or update. Keys past `UInt64.max` are left out.
+    public var deletedKeys: Range<UInt64> {
+        func keys(from first: UInt64, count: UInt64) -> Range<UInt64> {
+            let (end, overflow) = first.addingReportingOverflow(count)
+            return first..<(overflow ? .max : end)
+        }
+        switch self {
+        case .insert(let id, _), .update(let id, _): return id.key..<id.key
+        case .delete(let id): return keys(from: id.key, count: 1)
+        case .deleteRun(let id, let count): return keys(from: id.key, count: count)
         }
     }
 }
@@ -134,7 +155,7 @@ extension RecordChange {
         switch self {
         case .insert(_, let fields), .update(_, let fields):
             fields.contains { if case .decimal = $0.value { true } else { false } }
-        case .delete: false
+        case .delete, .deleteRun: false
         }
     }
 }

@@ -96,7 +96,7 @@ public enum ContentMutation {
                 }
                 namesBefore.append(names)
                 if frameHeader.kind == .transaction, frameHeader.codec != .lz4BlockWithDictionary, !frameHeader.carriesDictionary {
-                    names = Self.declarations(payload, after: names)?.names ?? names
+                    names = Self.declarations(payload, after: names, deleteRuns: header.holdsDeleteRuns)?.names ?? names
                 }
                 frames.append(Frame(
                     kind: frameHeader.kind, sequence: frameHeader.sequence, timestamp: frameHeader.timestampMicroseconds,
@@ -107,13 +107,13 @@ public enum ContentMutation {
         }
 
         /// The names `payload` declares after `names`, and its changes.
-        static func declarations(_ payload: [UInt8], after names: [String]) -> (names: [String], changes: [RecordChange])? {
+        static func declarations(_ payload: [UInt8], after names: [String], deleteRuns: Bool) -> (names: [String], changes: [RecordChange])? {
             payload.withUnsafeBytes { bytes in
                 var symbols = SymbolTable()
                 for name in names { _ = symbols.intern(name) }
                 var reader = ByteReader(bytes)
                 guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil,
-                      let changes = try? TransactionPayload.readChanges(from: &reader, symbols: symbols) else { return nil }
+                      let changes = try? TransactionPayload.readChanges(from: &reader, symbols: symbols, deleteRuns: deleteRuns) else { return nil }
                 return (symbols.names, changes)
             }
         }
@@ -123,7 +123,7 @@ public enum ContentMutation {
         mutating func mutateTransaction(_ number: Int, _ choose: (Int) -> Int) {
             let frame = frames[number]
             guard frame.storedCodec != .lz4BlockWithDictionary, !frame.carriesDictionary,
-                  let decoded = Self.declarations(frame.payload, after: namesBefore[number]) else {
+                  let decoded = Self.declarations(frame.payload, after: namesBefore[number], deleteRuns: header.holdsDeleteRuns) else {
                 spliceNumber(into: number, choose)
                 return
             }
@@ -149,9 +149,12 @@ public enum ContentMutation {
                 // A change repeated, or its tag turned into another.
                 let index = choose(changes.count)
                 let change = changes[index]
-                switch choose(3) {
+                switch choose(4) {
                 case 0: changes.insert(change, at: choose(changes.count + 1))
                 case 1: changes[index] = .delete(change.recordID)
+                // A delete run of any length from the change's key, up to
+                // past the key limit: written as it is, in any version.
+                case 2: changes[index] = .deleteRun(change.recordID, count: ContentMutation.extreme(choose))
                 default: changes[index] = .update(change.recordID, Self.fields(of: change))
                 }
             case 4 where !changes.isEmpty:
@@ -175,7 +178,7 @@ public enum ContentMutation {
                 writer.appendLengthPrefixed(name)
             }
             writer.appendVarint(UInt64(changes.count))
-            changes.encodeChanges(into: &writer)
+            changes.encodeChanges(into: &writer, deleteRuns: false)
             frames[number].payload = writer.bytes
         }
 
@@ -185,13 +188,14 @@ public enum ContentMutation {
             case .insert(_, let fields): return .insert(id, fields)
             case .update(_, let fields): return .update(id, fields)
             case .delete: return .delete(id)
+            case .deleteRun(_, let count): return .deleteRun(id, count: count)
             }
         }
 
         static func fields(of change: RecordChange) -> [Field] {
             switch change {
             case .insert(_, let fields), .update(_, let fields): fields
-            case .delete: []
+            case .delete, .deleteRun: []
             }
         }
 
@@ -214,7 +218,7 @@ public enum ContentMutation {
             }
             switch change {
             case .insert(let id, _): return .insert(id, fields)
-            case .update(let id, _), .delete(let id): return .update(id, fields)
+            case .update(let id, _), .delete(let id), .deleteRun(let id, _): return .update(id, fields)
             }
         }
 

@@ -100,7 +100,7 @@ public enum FormatDecoders {
                 let changes = raw.withUnsafeBytes { bytes -> [RecordChange] in
                     var reader = ByteReader(bytes)
                     guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return [] }
-                    return (try? TransactionPayload.readChanges(from: &reader, symbols: symbols)) ?? []
+                    return (try? TransactionPayload.readChanges(from: &reader, symbols: symbols, deleteRuns: true)) ?? []
                 }
                 var values = ByteWriter()
                 for case .insert(_, let fields) in changes { for field in fields { values.append(field.value) } }
@@ -168,13 +168,15 @@ public enum FormatDecoders {
         var reader = ByteReader(bytes)
         guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return }
         var checker = reader
-        let checked = (try? TransactionPayload.checkChanges(from: &checker, symbols: symbols)) != nil
-        let changes = try? TransactionPayload.readChanges(from: &reader, symbols: symbols)
+        // As a file of the newest version: delete runs decode too.
+        let checked = (try? TransactionPayload.checkChanges(from: &checker, symbols: symbols, deleteRuns: true)) != nil
+        let changes = try? TransactionPayload.readChanges(from: &reader, symbols: symbols, deleteRuns: true)
         precondition(checked == (changes != nil), "checking a payload's changes and decoding them disagree")
         guard let changes else { return }
         func encode(_ changes: [RecordChange]) -> [UInt8] {
             var writer = ByteWriter()
-            TransactionPayload.encode(changes, declaring: symbols.names[...], into: &writer)
+            // Each change as decoded: deletes are not joined into runs.
+            TransactionPayload.encode(changes, declaring: symbols.names[...], deleteRuns: false, into: &writer)
             return writer.bytes
         }
         let encoded = encode(changes)
@@ -182,7 +184,7 @@ public enum FormatDecoders {
             var reader = ByteReader(raw)
             var symbols = SymbolTable()
             guard (try? TransactionPayload.readDeclarations(from: &reader, into: &symbols)) != nil else { return nil }
-            return try? TransactionPayload.readChanges(from: &reader, symbols: symbols)
+            return try? TransactionPayload.readChanges(from: &reader, symbols: symbols, deleteRuns: true)
         }
         precondition(decodedAgain.map(encode) == encoded, "a transaction payload does not survive a round trip")
     }

@@ -163,7 +163,7 @@ public enum StoreInspector {
             var report = VerificationReport(path: path, validFrames: 0, bytesChecked: size, problems: [], notes: [])
             // Only the transactions are scanned; the snapshot is read through its handles.
             var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
-            var origin = TailOrigin(file: file)
+            var origin = TailOrigin(file: file, deleteRuns: header.holdsDeleteRuns)
             origin.start = try header.framesStart(fileSize: size, path: path)
             // Frames are numbered through the file: the snapshot's blocks,
             // its other frames, then transactions.
@@ -174,7 +174,7 @@ public enum StoreInspector {
                 var read: SnapshotExtent?
                 do throws(LogStoreError) {
                     read = try SnapshotFile.read(in: file, header: header, fileSize: size, keysOnly: true)
-                    if let read { origin = try TailOrigin(file: file, start: read.tailStart, index: read.index) }
+                    if let read { origin = try TailOrigin(file: file, start: read.tailStart, index: read.index, deleteRuns: header.holdsDeleteRuns) }
                 } catch {
                     report.problems.append(VerificationProblem(offset: error.offset ?? offset, frameNumber: 0, message: error.message))
                 }
@@ -184,10 +184,10 @@ public enum StoreInspector {
                 }
                 // A paged snapshot's other tables, each block checked against its parent.
                 if header.snapshotRootOffset != nil {
-                    // Versions 5 and 6 write no anchor slot; the base root and the
+                    // Versions 5 to 7 write no anchor slot; the base root and the
                     // journal after it are the whole store whatever a slot says.
                     for slot in AnchorSlot.offsets where (try? file.read(count: AnchorSlot.size, at: slot))?.allSatisfy({ $0 == 0 }) == false {
-                        report.notes.append("the anchor slot at offset \(slot) is not empty, though format versions 5 and 6 write none; it is not read")
+                        report.notes.append("the anchor slot at offset \(slot) is not empty, though format versions 5 to 7 write none; it is not read")
                     }
                     do throws(LogStoreError) {
                         extent = try SnapshotFile.read(in: file, header: header, fileSize: size) ?? extent
@@ -210,7 +210,7 @@ public enum StoreInspector {
                 number = index.blocks.count + extent.indexFrames + 1
             }
             var symbols = origin.symbols
-            var decoder = PayloadDecoder(dictionary: origin.dictionary)
+            var decoder = PayloadDecoder(dictionary: origin.dictionary, deleteRuns: origin.deleteRuns)
             var start = origin.start
             var lastSequence = origin.sequenceBefore
             while true {

@@ -92,7 +92,7 @@ extension StoreInspector {
             throw LogStoreError(.invalidArgument, "\(output) \(what); recover writes a new file: choose another name or remove it first", path: output)
         }
         return try withFile(path) { (file, header, size) throws(LogStoreError) in
-            var origin = TailOrigin(file: file)
+            var origin = TailOrigin(file: file, deleteRuns: header.holdsDeleteRuns)
             origin.start = try header.framesStart(fileSize: size, path: path)
             if header.snapshotIndexOffset != nil || header.snapshotRootOffset != nil {
                 do throws(LogStoreError) {
@@ -100,7 +100,7 @@ extension StoreInspector {
                     // every block: damage found here is rebuilt below.
                     if let (snapshot, index) = try SnapshotFile.open(file, header: header, fileSize: size, cacheCapacity: 1 << 20) {
                         try snapshot.checkEveryBlock()
-                        origin = try TailOrigin(file: file, after: snapshot, index: index)
+                        origin = try TailOrigin(file: file, after: snapshot, index: index, deleteRuns: header.holdsDeleteRuns)
                     }
                 } catch {
                     // Every block that is whole still reads, from the index or what the blocks repeat of it.
@@ -126,7 +126,7 @@ extension StoreInspector {
                 recovery.damage = VerificationProblem(offset: offset, frameNumber: kept.frameCount + 1, message: "the last \(count) bytes are an interrupted save, never acknowledged: \(reason)")
             case .damage(let offset, let number, let reason):
                 recovery.damage = VerificationProblem(offset: offset, frameNumber: number, message: reason)
-                let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: recovery.lastKeptSequence, symbols: checked.symbols, dictionary: checked.dictionary)
+                let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: recovery.lastKeptSequence, symbols: checked.symbols, dictionary: checked.dictionary, deleteRuns: origin.deleteRuns)
                 recovery.lostTransactions = readable.count
                 recovery.firstLostSequence = readable.firstSequence
                 recovery.lastLostSequence = readable.lastSequence

@@ -159,7 +159,7 @@ public final class Journal: Sendable {
         }
 
         var snapshot: (file: SnapshotFile, index: SnapshotIndex)?
-        var origin = TailOrigin(file: file)
+        var origin = TailOrigin(file: file, deleteRuns: header.holdsDeleteRuns)
         origin.start = try header.framesStart(fileSize: fileSize, path: path)
         // Salvage looks for damage: every data block is checked at open. Otherwise
         // each is checked when first read (FORMAT.md §13.6).
@@ -169,7 +169,7 @@ public final class Journal: Sendable {
             // read would find is found while salvage can repair it.
             if options.recoveryMode == .salvage { try opened.0.checkEveryBlock() }
             snapshot = opened
-            origin = try TailOrigin(file: file, after: opened.0, index: opened.1)
+            origin = try TailOrigin(file: file, after: opened.0, index: opened.1, deleteRuns: header.holdsDeleteRuns)
         }
         origin.recordsDurability = header.writeVersion >= FileLayout.durableClaimVersion
         var (summary, symbols, dictionary) = try Self.scanTransactions(of: origin, limit: &fileSize, readOnly: options.access == .readOnly)
@@ -191,7 +191,7 @@ public final class Journal: Sendable {
                 throw LogStoreError.damage(path: path, offset: offset, frameNumber: frameNumber, reason: reason)
             }
             report = RecoveryReport(outcome: .salvaged, frameCount: summary.frameCount, droppedOffset: offset, droppedByteCount: fileSize - offset, reason: "frame \(frameNumber): \(reason)")
-            keysCutOff = try ReadableAfterDamage(file: file, limit: fileSize, after: offset, above: summary.lastSequence, symbols: symbols, dictionary: dictionary).keys
+            keysCutOff = try ReadableAfterDamage(file: file, limit: fileSize, after: offset, above: summary.lastSequence, symbols: symbols, dictionary: dictionary, deleteRuns: origin.deleteRuns).keys
             if options.access == .readWrite {
                 report.preservedDamagePath = try Journal.preserve(file, from: offset, to: fileSize, on: fileSystem)
                 try file.truncate(to: offset)
@@ -284,6 +284,11 @@ public final class Journal: Sendable {
     /// offset where those frames will start in the current file.
     var snapshotPoint: (sequence: UInt64, names: [String], dictionary: [UInt8]?, end: UInt64) { writer.snapshotPoint }
 
+    /// Whether the current file's transactions may hold delete runs
+    /// (FORMAT.md §5.1): saves deleting consecutive keys are written as runs.
+    /// Takes the writer's lock: never call it while the writer holds it.
+    var holdsDeleteRuns: Bool { writer.tail.origin.deleteRuns }
+
     /// The current file and where its transactions end.
     var currentFile: (file: any FileIO, end: UInt64) {
         let (origin, end) = writer.tail
@@ -338,11 +343,25 @@ public final class Journal: Sendable {
     /// store's path no longer names the file (FORMAT.md §7): this call and
     /// every later one throw `.storeReplaced`.
     ///
+    /// Consecutive deletes of one entity's consecutive keys are written as
+    /// one delete run in a file of format version 7 or later; a
+    /// ``RecordChange/deleteRun(_:count:)`` may be appended to such a file
+    /// only.
+    ///
     /// - Throws: `.readOnly`, `.closed`, `.transactionTooLarge`, `.diskFull`
     ///   (nothing written), `.io` (the failing call), `.writeFailed` (later
-    ///   calls), `.storeReplaced` (the file lost its name).
+    ///   calls), `.storeReplaced` (the file lost its name);
+    ///   `.invalidArgument` for a delete run of fewer than 2 keys or past
+    ///   the key limit, `.unsupportedFormatVersion` for one in an older file
+    ///   or a decimal in a version 1 or 2 file (nothing written).
     @discardableResult
     public func append(_ changes: [RecordChange]) throws(LogStoreError) -> UInt64 {
+        for case .deleteRun(let first, let count) in changes where count < 2 || first.key >= RecordID.keyLimit || count > RecordID.keyLimit - first.key {
+            throw LogStoreError(.invalidArgument, "a delete run of \(count) keys from key \(first.key) is not one a reader accepts (FORMAT.md §5.1: at least 2 keys, the last below 2^62); nothing was written", path: path)
+        }
+        if !holdsDeleteRuns, changes.contains(where: { if case .deleteRun = $0 { true } else { false } }) {
+            throw LogStoreError(.unsupportedFormatVersion, "\(path) is a format version \(header.readVersion) file, whose readers would take a delete run for damage; append the run's keys as deletes, or compact it first (logstore-tool compact), which rewrites it as version \(FileLayout.pagedWriteVersion)", path: path, offset: 10)
+        }
         if header.readVersion < FileLayout.decimalVersion, changes.contains(where: \.holdsDecimal) {
             throw LogStoreError(.unsupportedFormatVersion, "\(path) is a format version \(header.readVersion) file, which has no decimal values and whose readers would misread one; compact it first (logstore-tool compact), which rewrites it as version \(FileLayout.createdVersion) or later", path: path, offset: 10)
         }
@@ -400,7 +419,7 @@ public final class Journal: Sendable {
     public func forEachTransaction(_ body: (CommittedTransaction) -> Void) throws(LogStoreError) {
         let (origin, end) = try writer.readableTail()
         var symbols = origin.symbols
-        var decoder = PayloadDecoder(dictionary: origin.dictionary)
+        var decoder = PayloadDecoder(dictionary: origin.dictionary, deleteRuns: origin.deleteRuns)
         var scanner = FrameScanner(file: origin.file, limit: end)
         let summary = try scanner.scan(from: origin.start, lastSequence: origin.sequenceBefore) { (frame, stored) throws(DecodeFailure) in
             try Journal.checkKind(frame.header)
@@ -438,6 +457,9 @@ public final class Journal: Sendable {
             let file = try fileSystem.open(temporary, .createExclusive(permissions: permissions))
             do throws(LogStoreError) {
                 try header.encoded().withBytes { (raw) throws(LogStoreError) in try file.write(raw, at: 0) }
+                // A version 5 or later file starts its frames after the
+                // anchor pages, zeros until a compaction writes one (§13.2).
+                if header.framesStart > UInt64(FileLayout.headerSize) { try file.truncate(to: header.framesStart) }
                 try file.synchronize()
                 // false: another opener created it first; open theirs. Either way
                 // the name is made durable before the file is used: the other

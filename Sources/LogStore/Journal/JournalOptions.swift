@@ -87,7 +87,7 @@ public struct JournalOptions: Sendable, Hashable {
     /// more than that left unused in a file that stays open.
     public static let defaultPreallocationSize = 1 << 20
     /// How compactions lay out their snapshot: the paged layout (format
-    /// version 6, FORMAT.md §13); tests choose version 4's index frame or
+    /// version 7, FORMAT.md §13); tests choose version 4's index frame or
     /// version 5's leaves here, to write files of those versions.
     var snapshotFormat = SnapshotFormat.paged
 

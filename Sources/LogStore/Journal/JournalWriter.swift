@@ -333,7 +333,7 @@ final class JournalWriter: @unchecked Sendable {
         rawBuffer.removeAll()
         let carried = dictionaryToCarry()
         if let carried { TransactionPayload.encodeDictionary(carried.bytes, into: &rawBuffer) }
-        TransactionPayload.encode(changes, declaring: symbols.undeclared, into: &rawBuffer)
+        TransactionPayload.encode(changes, declaring: symbols.undeclared, deleteRuns: origin.deleteRuns, into: &rawBuffer)
         guard rawBuffer.count <= FrameLayout.maxPayloadSize else {
             throw LogStoreError(.transactionTooLarge, "a save of \(rawBuffer.count) encoded bytes is over the frame limit of \(FrameLayout.maxPayloadSize) bytes (FORMAT.md §3) and cannot be written to \(file.path); nothing was written. Save in smaller parts, or use BatchInsertRequest, BatchUpdateRequest or BatchDeleteRequest with Store.execute(_:), which commit in transactions below the limit", path: file.path)
         }

@@ -11,8 +11,16 @@ struct PayloadDecoder {
     /// The dictionary in force: the latest one a frame fed so far carried.
     private(set) var dictionary: LZ4.PresetDictionary?
 
-    /// A decoder for frames after a snapshot, whose dictionary is in force.
-    init(dictionary: LZ4.PresetDictionary? = nil) { self.dictionary = dictionary }
+    /// Whether the file's transactions may hold delete runs (format
+    /// version 7 on, FORMAT.md §5.1); in an older file one is damage.
+    let deleteRuns: Bool
+
+    /// A decoder for frames after a snapshot, whose dictionary is in force,
+    /// in a file whose transactions may hold delete runs or not.
+    init(dictionary: LZ4.PresetDictionary? = nil, deleteRuns: Bool) {
+        self.dictionary = dictionary
+        self.deleteRuns = deleteRuns
+    }
 
     /// Calls `body` with the raw payload of `frame` (valid only during the call).
     mutating func withRawPayload<R>(
@@ -61,16 +69,18 @@ struct PayloadDecoder {
     /// Decodes a transaction frame's changes, declaring its new names in
     /// `symbols` first. `symbols` changes only when the whole frame decodes.
     mutating func decodeTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
-        try withTransaction(of: header, stored: stored, symbols: &symbols) { (reader, declared) throws(DecodeFailure) in
-            try TransactionPayload.readChanges(from: &reader, symbols: declared)
+        let deleteRuns = deleteRuns
+        return try withTransaction(of: header, stored: stored, symbols: &symbols) { (reader, declared) throws(DecodeFailure) in
+            try TransactionPayload.readChanges(from: &reader, symbols: declared, deleteRuns: deleteRuns)
         }
     }
 
     /// Checks that a transaction frame decodes, as ``decodeTransaction(_:stored:symbols:)``
     /// would, declaring its new names in `symbols`, without building its changes.
     mutating func checkTransaction(_ header: FrameHeader, stored: UnsafeRawBufferPointer, symbols: inout SymbolTable) throws(DecodeFailure) {
+        let deleteRuns = deleteRuns
         try withTransaction(of: header, stored: stored, symbols: &symbols) { (reader, declared) throws(DecodeFailure) in
-            try TransactionPayload.checkChanges(from: &reader, symbols: declared)
+            try TransactionPayload.checkChanges(from: &reader, symbols: declared, deleteRuns: deleteRuns)
         }
     }
 

@@ -22,17 +22,25 @@ struct TailOrigin: @unchecked Sendable {
     /// every new file and every compaction's file is; a writer appending to
     /// an older file leaves the field 0, as that version's readers require.
     var recordsDurability = true
+    /// Its transactions may hold delete runs (FORMAT.md §5.1): the file's
+    /// readVersion is 7 or later (``FileHeader/holdsDeleteRuns``). Every
+    /// origin is made with it: read as false, a file's runs would be damage.
+    var deleteRuns: Bool
 
-    init(file: any FileIO) { self.file = file }
+    init(file: any FileIO, deleteRuns: Bool) {
+        self.file = file
+        self.deleteRuns = deleteRuns
+    }
 
     /// The origin after `snapshot`, whose decoded index is `index`.
-    init(file: any FileIO, after snapshot: SnapshotFile, index: SnapshotIndex) throws(LogStoreError) {
-        try self.init(file: file, start: snapshot.tailStart, index: index)
+    init(file: any FileIO, after snapshot: SnapshotFile, index: SnapshotIndex, deleteRuns: Bool) throws(LogStoreError) {
+        try self.init(file: file, start: snapshot.tailStart, index: index, deleteRuns: deleteRuns)
     }
 
     /// The origin at `start`, just after the snapshot index `index`.
-    init(file: any FileIO, start: UInt64, index: SnapshotIndex) throws(LogStoreError) {
+    init(file: any FileIO, start: UInt64, index: SnapshotIndex, deleteRuns: Bool) throws(LogStoreError) {
         self.file = file
+        self.deleteRuns = deleteRuns
         self.start = start
         sequenceBefore = index.sequence
         do throws(DecodeFailure) {
@@ -50,7 +58,7 @@ struct TailOrigin: @unchecked Sendable {
     /// names and dictionary in force after them.
     func checkTransactions(limit: UInt64) throws(LogStoreError) -> (summary: ScanSummary, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) {
         var symbols = symbols
-        var decoder = PayloadDecoder(dictionary: dictionary)
+        var decoder = PayloadDecoder(dictionary: dictionary, deleteRuns: deleteRuns)
         var scanner = FrameScanner(file: file, limit: limit, allowsReservedSpace: true)
         let summary = try scanner.scan(from: start, lastSequence: sequenceBefore) { (frame, stored) throws(DecodeFailure) in
             try Journal.checkKind(frame.header)

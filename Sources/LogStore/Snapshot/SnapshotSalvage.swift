@@ -74,7 +74,7 @@ struct KeyHighWater: Sendable, Equatable {
                     guard case .int64(let value) = field.value, let entity = names.name(of: field.attribute) else { continue }
                     note(entity, below: UInt64(bitPattern: value))
                 }
-            case .update, .delete:
+            case .update, .delete, .deleteRun:
                 break
             }
         }
@@ -112,11 +112,11 @@ struct ReadableAfterDamage: Sendable {
     /// with `symbols` and `dictionary`, those in force before the damage: a
     /// frame that needs what the damaged frames declared counts, but its
     /// keys cannot be read.
-    init(file: any FileIO, limit: UInt64, after offset: UInt64, above sequence: UInt64?, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?) throws(LogStoreError) {
+    init(file: any FileIO, limit: UInt64, after offset: UInt64, above sequence: UInt64?, symbols: SymbolTable, dictionary: LZ4.PresetDictionary?, deleteRuns: Bool) throws(LogStoreError) {
         var scanner = FrameScanner(file: file, limit: limit)
         var position = offset
         var symbols = symbols
-        var decoder = PayloadDecoder(dictionary: dictionary)
+        var decoder = PayloadDecoder(dictionary: dictionary, deleteRuns: deleteRuns)
         var keys = KeyHighWater()
         while let next = try scanner.nextValidFrame(after: position, sequenceAbove: sequence) {
             let run = try scanner.scan(from: next) { (frame, stored) throws(DecodeFailure) in
@@ -221,8 +221,11 @@ struct SnapshotSalvage {
         }
         let lost = Dictionary(grouping: outcome.lostRecords, by: \.entity)
 
-        let origin = try TailOrigin(file: file, start: tailStart, index: index)
-        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt))
+        let origin = try TailOrigin(file: file, start: tailStart, index: index, deleteRuns: header.holdsDeleteRuns)
+        // The new store keeps the delete runs of the old one as runs, so
+        // it is of a version that holds them, or of a new file's.
+        let version = header.holdsDeleteRuns ? FileLayout.pagedWriteVersion : FileLayout.createdVersion
+        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: version))
         let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS, createIfMissing: false, compaction: .manual))
         defer { journal.close() }
         // A reference in a block names its target by key; the target's
@@ -263,7 +266,7 @@ struct SnapshotSalvage {
 
         // The journal after the snapshot, each transaction as one, minus its changes to lost records.
         var symbols = origin.symbols
-        var decoder = PayloadDecoder(dictionary: origin.dictionary)
+        var decoder = PayloadDecoder(dictionary: origin.dictionary, deleteRuns: origin.deleteRuns)
         var scanner = FrameScanner(file: file, limit: size, allowsReservedSpace: true)
         var failure: LogStoreError?
         outcome.tail = try scanner.scan(from: tailStart, lastSequence: index.sequence) { (frame, stored) throws(DecodeFailure) in
@@ -281,7 +284,7 @@ struct SnapshotSalvage {
         }
         if let failure { throw failure }
         if case .damage(let offset, _, _) = outcome.tail.end {
-            let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: outcome.tail.lastSequence, symbols: symbols, dictionary: decoder.dictionary)
+            let readable = try ReadableAfterDamage(file: file, limit: size, after: offset, above: outcome.tail.lastSequence, symbols: symbols, dictionary: decoder.dictionary, deleteRuns: origin.deleteRuns)
             keys.merge(readable.keys)
             outcome.unreadable = readable
         }
@@ -324,6 +327,14 @@ struct SnapshotSalvage {
         /// Adds a change of the journal after the snapshot, in the symbols of
         /// `names`, unless it changes a lost record.
         mutating func add(_ change: RecordChange, names: SymbolTable) {
+            // A run is kept whole, in the new store's symbols: its keys of
+            // lost records are nothing to delete there, and the new store
+            // holds runs as the old one did.
+            if case .deleteRun(let first, let count) = change {
+                guard let entity = names.name(of: first.entity) else { return }
+                pending.append(.deleteRun(RecordID(entity: journal.symbol(for: entity), key: first.key), count: count))
+                return
+            }
             guard let id = translate(change.recordID, names: names) else {
                 droppedChanges += 1
                 return
@@ -338,6 +349,7 @@ struct SnapshotSalvage {
             case .insert(_, let fields): pending.append(.insert(id, translated(fields)))
             case .update(_, let fields): pending.append(.update(id, translated(fields)))
             case .delete: pending.append(.delete(id))
+            case .deleteRun: break
             }
         }
 

@@ -23,8 +23,8 @@ enum SnapshotFormat: Sendable, Hashable {
     /// Blocks, then one index frame (FORMAT.md §11): format version 4.
     case indexFrame
     /// One run of data blocks and paged tables, a catalog and a base root
-    /// (FORMAT.md §13): format version 6, whose leaves may hold runs of
-    /// keys (§13.5).
+    /// (FORMAT.md §13): format version 7, whose leaves may hold runs of
+    /// keys (§13.5) and whose transactions delete runs (§5.1).
     case paged
     /// Version 5's paged snapshot, whose leaves hold no run words: kept for
     /// the tests of version 5 files, as `indexFrame` is for version 4's.

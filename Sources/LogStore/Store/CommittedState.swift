@@ -205,6 +205,41 @@ struct CommittedState: Sendable {
         }
     }
 
+    /// Applies a delete run read from the journal (FORMAT.md §5.1): deletes
+    /// the live records among `keys`, as that many deletes would, and
+    /// returns how many keys it visited. A run from a file is untrusted and
+    /// may name far more keys than the entity ever had: keys at or past the
+    /// entity's next key hold no record and are not visited, and the run's
+    /// keys are visited only when there are no more of them than live
+    /// records, the live records otherwise. So one run costs at most the
+    /// table, never the run; the caller bounds what all runs cost together
+    /// (a writer's runs name live records only, each deleted once).
+    mutating func applyDeleteRun(_ entity: EntityDescription, keys: Range<UInt64>, version: UInt64) -> Int {
+        guard let last = keys.last else { return 0 }
+        let table = entity.index
+        let held = keys.lowerBound..<max(keys.lowerBound, min(keys.upperBound, nextKeys[table]))
+        var visited = 0
+        if tables[table].count == 0 || held.isEmpty {
+            // Nothing to delete.
+        } else if held.upperBound - held.lowerBound <= UInt64(tables[table].count) {
+            for key in held { apply(.delete(entity: entity, key: key), version: version) }
+            visited = held.count
+        } else {
+            var live: [UInt64] = []
+            tables[table].forEachKey { key in
+                visited += 1
+                if held.contains(key) { live.append(key) }
+            }
+            for key in live { apply(.delete(entity: entity, key: key), version: version) }
+        }
+        // Every key of a change counts as handed out (§12.5), the last included.
+        if !held.contains(last) { apply(.delete(entity: entity, key: last), version: version) }
+        return visited
+    }
+
+    /// How many live records there are, of every entity.
+    var liveRecordCount: Int { tables.reduce(0) { $0 + $1.count } }
+
     /// The record of `entity` with `key`, or nil when there is none.
     ///
     /// - Throws: the snapshot's read failure (`.io`, `.corruptSnapshot`)

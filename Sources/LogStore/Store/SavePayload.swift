@@ -32,24 +32,28 @@ struct SavePayload: PayloadChanges {
     /// ``EntitySymbols`` by entity index.
     let symbols: [EntitySymbols]
 
-    var changeCount: Int { changes.count }
+    var count: Int { changes.count }
 
-    func encodeChanges(into writer: inout ByteWriter) {
-        for change in changes {
-            let entity = symbols[change.entity.index]
-            let id = RecordID(entity: entity.entity, key: change.key)
-            switch change {
-            case .insert(_, _, let values):
-                let written = values.count == entity.slots.count ? entity.storedSlotCount : values.indices.count { entity.slots[$0] != nil }
-                TransactionPayload.encodeChange(.insert, id, fieldCount: written, into: &writer)
-                for (slot, value) in values.enumerated() { encode(slot, value, of: entity, into: &writer) }
-            case .update(_, _, let slots):
-                let written = slots.count { entity.slots[$0.0] != nil }
-                TransactionPayload.encodeChange(.update, id, fieldCount: written, into: &writer)
-                for (slot, value) in slots { encode(slot, value, of: entity, into: &writer) }
-            case .delete:
-                TransactionPayload.encodeChange(.delete, id, fieldCount: 0, into: &writer)
-            }
+    func deletedRecord(at position: Int) -> RecordID? {
+        guard case .delete(let entity, let key) = changes[position] else { return nil }
+        return RecordID(entity: symbols[entity.index].entity, key: key)
+    }
+
+    func encodeChange(at position: Int, into writer: inout ByteWriter) {
+        let change = changes[position]
+        let entity = symbols[change.entity.index]
+        let id = RecordID(entity: entity.entity, key: change.key)
+        switch change {
+        case .insert(_, _, let values):
+            let written = values.count == entity.slots.count ? entity.storedSlotCount : values.indices.count { entity.slots[$0] != nil }
+            TransactionPayload.encodeChange(.insert, id, fieldCount: written, into: &writer)
+            for (slot, value) in values.enumerated() { encode(slot, value, of: entity, into: &writer) }
+        case .update(_, _, let slots):
+            let written = slots.count { entity.slots[$0.0] != nil }
+            TransactionPayload.encodeChange(.update, id, fieldCount: written, into: &writer)
+            for (slot, value) in slots { encode(slot, value, of: entity, into: &writer) }
+        case .delete:
+            TransactionPayload.encodeChange(.delete, id, fieldCount: 0, into: &writer)
         }
     }
 

@@ -214,7 +214,7 @@ extension Store {
                                                             readingWholeIndexes: false) else {
             throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
         }
-        let origin = try TailOrigin(file: file, after: snapshot, index: index)
+        let origin = try TailOrigin(file: file, after: snapshot, index: index, deleteRuns: newHeader.holdsDeleteRuns)
         try checkOpen()
 
         // 3. Transactions saved meanwhile, copied while saves go on.
@@ -244,9 +244,17 @@ extension Store {
         // 4. Saves pause: the last frames, fsync, rename, directory fsync.
         let pauseStarted = ContinuousClock.now
         var directoryFailure: LogStoreError?
+        // Asked before the writer's lock is taken: the file's version, fixed while it is the store.
+        let oldHoldsDeleteRuns = journal.holdsDeleteRuns
         let oldFile = try journal.replaceFile(with: snapshot) { (old, end) throws(LogStoreError) -> (TailOrigin, UInt64, LogStoreError?) in
             progress?(.synchronizing, writer.progress)
             try copyFrames(from: old, to: end)
+            // The saves made meanwhile are copied as they are: into a file
+            // of a version without delete runs (tests write older versions),
+            // one holding a run would be damage, so they are read first.
+            if oldHoldsDeleteRuns, !origin.deleteRuns, case .damage(_, _, let reason) = try origin.checkTransactions(limit: copiedTo).summary.end {
+                throw LogStoreError(.unsupportedFormatVersion, "a save made during the compaction of \(path) does not fit the format version \(format.fileVersion) file it was writing (\(reason)): a delete run needs version \(FileLayout.deleteRunVersion); the compaction stopped and the store goes on as it was", path: path)
+            }
             try file.synchronize()
             // A rename over a name the store lost would make a second store.
             try fileSystem.checkStillNamed(old)

@@ -58,7 +58,7 @@ extension Store {
         case .insert(_, let fields), .update(_, let fields):
             guard case .data(let data)? = fields.first?.value else { return nil }
             return try StoredSchema.decode(data, path: path)
-        case .delete:
+        case .delete, .deleteRun:
             return nil
         }
     }

@@ -179,7 +179,12 @@ public final class Store: Sendable {
                     }
                 }
             }
+            // What delete runs may visit: every record the snapshot and the
+            // replayed inserts hold, and room for a writer's slips.
+            var runKeysAllowed = state.liveRecordCount + (1 << 20)
+            var runsFailure: LogStoreError?
             try journal.forEachTransaction { transaction in
+                guard runsFailure == nil else { return }
                 replayed += 1
                 for change in transaction.changes {
                     let entityName = journal.name(of: change.recordID.entity)
@@ -191,12 +196,23 @@ public final class Store: Sendable {
                         Store.replayReservation(change, into: &state, model: model, journal: journal)
                         continue
                     }
-                    if let slotChange = Store.resolve(change, model: model, journal: journal) {
+                    if case .deleteRun(let first, let count) = change {
+                        if let name = entityName, let entity = model.entitiesByName[name] {
+                            runKeysAllowed -= state.applyDeleteRun(entity, keys: first.key..<(first.key + count), version: transaction.sequence)
+                            // A writer's runs name records that are live, each deleted once.
+                            guard runKeysAllowed >= 0 else {
+                                runsFailure = LogStoreError(.corruptFrame, "the delete runs of transaction \(transaction.sequence) and those before it in \(path) name more keys than the store ever held records, which no writer does: the file was damaged or crafted; restore it from a backup", path: path)
+                                return
+                            }
+                        }
+                    } else if let slotChange = Store.resolve(change, model: model, journal: journal) {
+                        if case .insert = slotChange { runKeysAllowed += 1 }
                         state.apply(slotChange, version: transaction.sequence)
                     }
                 }
                 state.settleIndexes()
             }
+            if let runsFailure { throw runsFailure }
             // Keys that frames cut off by salvage gave out stay given out.
             if let reservation = journal.keysCutOff.reservation(in: journal) {
                 Store.replayReservation(reservation, into: &state, model: model, journal: journal)
@@ -664,7 +680,8 @@ public final class Store: Sendable {
     }
 
     /// A journal record change with names resolved against `model`; nil for
-    /// an entity the model does not have.
+    /// an entity the model does not have, and for a delete run, which
+    /// ``CommittedState/applyDeleteRun(_:keys:version:)`` applies.
     private static func resolve(_ change: RecordChange, model: Model, journal: Journal) -> SlotChange? {
         guard let name = journal.name(of: change.recordID.entity), let entity = model.entitiesByName[name] else { return nil }
         func slots(_ fields: [Field]) -> [(Int, StoredValue)] {
@@ -688,6 +705,8 @@ public final class Store: Sendable {
             return .update(entity: entity, key: id.key, slots: slots(fields))
         case .delete(let id):
             return .delete(entity: entity, key: id.key)
+        case .deleteRun:
+            return nil
         }
     }
 }

@@ -81,6 +81,10 @@ struct History: ParsableCommand {
                     case .insert: counts[position].inserted += 1
                     case .update: counts[position].updated += 1
                     case .delete: counts[position].deleted += 1
+                    // The deletes it names; the records among them that were live are not known here.
+                    case .deleteRun(_, let count):
+                        let (sum, overflow) = counts[position].deleted.addingReportingOverflow(Int(clamping: count))
+                        counts[position].deleted = overflow ? .max : sum
                     }
                 }
                 listing.transactions.append(Transaction(sequence: transaction.sequence, time: transaction.timestamp, changes: counts))
@@ -118,6 +122,14 @@ struct History: ParsableCommand {
                 fields = values.map { (name($0.attribute), ValueText.value(of: $0.value, storeID: storeID, name: name)) }
             case .delete:
                 operation = "delete"
+            case .deleteRun(let first, let count):
+                // One line for the whole run, however many keys it names.
+                if common.json {
+                    operations.append([("operation", "deleteRun"), ("id", id.uriString), ("count", count)])
+                } else {
+                    output.write("delete \(entity)/p\(first.key) to \(entity)/p\(first.key + count - 1) (\(count) keys)\n")
+                }
+                continue
             }
             if common.json {
                 operations.append([("operation", operation), ("id", id.uriString), ("values", fields)])

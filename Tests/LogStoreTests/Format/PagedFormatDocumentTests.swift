@@ -1,4 +1,4 @@
-// FORMAT.md's worked example of a version 6 file (§13.13) is a real file:
+// FORMAT.md's worked example of a version 7 file (§13.13) is a real file:
 // these tests build it with the snapshot writer, as a compaction does, and
 // the journal, and check the document's hex dumps and annotated bytes
 // against it, byte for byte.
@@ -12,7 +12,7 @@ struct PagedFormatDocumentTests {
     private typealias Document = FormatDocumentTests.Document
     private typealias Example = SnapshotFormatDocumentTests.Example
 
-    @Test("FORMAT.md's hex dumps of the version 6 example, its header and its frames from 0x3000, are the bytes LogStore writes, and every byte their walkthroughs quote is the byte at its offset, covering every byte in order",
+    @Test("FORMAT.md's hex dumps of the version 7 example, its header and its frames from 0x3000, are the bytes LogStore writes, and every byte their walkthroughs quote is the byte at its offset, covering every byte in order",
           arguments: ["paged-header", "paged-frames"])
     func exampleMatches(block: String) throws {
         let file = try Self.make()
@@ -23,13 +23,13 @@ struct PagedFormatDocumentTests {
         }
     }
 
-    @Test("The example reads back: version 6, zeros up to 0x3000, one run of two data blocks and three tables, its catalog and base root, then the save after it")
+    @Test("The example reads back: version 7, zeros up to 0x3000, one run of two data blocks and three tables, its catalog and base root, then the save after it")
     func exampleReadsBack() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/example.logstore"
             let bytes = try Self.build(at: path)
             let header = try JournalFixtures.header(of: bytes, path: path)
-            #expect(header.writeVersion == 6 && header.readVersion == 6)
+            #expect(header.writeVersion == 7 && header.readVersion == 7)
             #expect(bytes[FileLayout.headerSize..<FileLayout.pagedFramesStart].allSatisfy { $0 == 0 })
             let frames = JournalFixtures.frames(in: bytes)
             let kinds = try frames.map { frame in
@@ -73,7 +73,7 @@ struct PagedFormatDocumentTests {
         }
     }
 
-    /// Writes the example at `path`: §11.6's store, compacted into version 6
+    /// Writes the example at `path`: §11.6's store, compacted into version 7
     /// without compression, then the same save after it; returns its bytes.
     static func build(at path: String) throws -> [UInt8] {
         try {

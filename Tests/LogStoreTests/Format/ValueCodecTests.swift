@@ -325,26 +325,28 @@ extension ValueCodecTests {
     /// The transaction payload codec, driven directly.
     enum Codec {
         /// `names` must be sliced from the whole name list: its indices are the symbols declared.
-        static func encode(_ changes: [RecordChange], declaring names: ArraySlice<String>) -> [UInt8] {
+        /// With `deleteRuns`, deletes of consecutive keys are joined into runs.
+        static func encode(_ changes: [RecordChange], declaring names: ArraySlice<String>, deleteRuns: Bool = false) -> [UInt8] {
             var writer = ByteWriter()
-            TransactionPayload.encode(changes, declaring: names, into: &writer)
+            TransactionPayload.encode(changes, declaring: names, deleteRuns: deleteRuns, into: &writer)
             return writer.bytes
         }
 
-        static func decode(_ payload: [UInt8], symbols: inout SymbolTable) throws(DecodeFailure) -> [RecordChange] {
+        /// As a file of `deleteRuns` (format version 7 on) or not.
+        static func decode(_ payload: [UInt8], symbols: inout SymbolTable, deleteRuns: Bool = true) throws(DecodeFailure) -> [RecordChange] {
             try payload.withBytes { (raw) throws(DecodeFailure) in
                 var reader = ByteReader(raw)
                 try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
-                return try TransactionPayload.readChanges(from: &reader, symbols: symbols)
+                return try TransactionPayload.readChanges(from: &reader, symbols: symbols, deleteRuns: deleteRuns)
             }
         }
 
         /// What open does to a payload: the same walk as ``decode``, building nothing.
-        static func check(_ payload: [UInt8], symbols: inout SymbolTable) throws(DecodeFailure) {
+        static func check(_ payload: [UInt8], symbols: inout SymbolTable, deleteRuns: Bool = true) throws(DecodeFailure) {
             try payload.withBytes { (raw) throws(DecodeFailure) in
                 var reader = ByteReader(raw)
                 try TransactionPayload.readDeclarations(from: &reader, into: &symbols)
-                try TransactionPayload.checkChanges(from: &reader, symbols: symbols)
+                try TransactionPayload.checkChanges(from: &reader, symbols: symbols, deleteRuns: deleteRuns)
             }
         }
 
@@ -380,7 +382,7 @@ extension ValueCodecTests {
         /// The decompressed payload of every frame of the store at `path`.
         static func rawPayloads(of path: String) throws -> [[UInt8]] {
             let bytes = try JournalFixtures.read(path)
-            var decoder = PayloadDecoder()
+            var decoder = PayloadDecoder(deleteRuns: try JournalFixtures.header(of: bytes, path: path).holdsDeleteRuns)
             var symbols = SymbolTable()
             return try JournalFixtures.frames(in: bytes).map { frame in
                 let header = try bytes[frame.offset..<frame.payloadOffset].withUnsafeBytes { try FrameHeader.parse($0).get() }
@@ -422,6 +424,7 @@ extension ValueCodecTests {
             case .insert(let id, let fields): Change(tag: 1, id: id, fields: fields.map(\.attribute), values: fields.map { Bitwise($0.value) })
             case .update(let id, let fields): Change(tag: 2, id: id, fields: fields.map(\.attribute), values: fields.map { Bitwise($0.value) })
             case .delete(let id): Change(tag: 3, id: id, fields: [], values: [])
+            case .deleteRun(let id, let count): Change(tag: 4, id: id, fields: [], values: [.other(.int64(Int64(count)))])
             }
         }
     }

@@ -279,6 +279,11 @@ enum ContextRaceModel {
         for transaction in transactions {
             for change in transaction.changes {
                 guard let entity = store.journal.name(of: change.recordID.entity) else { continue }
+                if case .deleteRun = change {
+                    let deleted = ids.filter { $0.entityName == entity && change.deletedKeys.contains($0.key) }
+                    if !deleted.isEmpty { lines.append("\(transaction.sequence): delete \(deleted.sorted()) (a run of \(change.deletedKeys.count))") }
+                    continue
+                }
                 let id = store.id(entity, change.recordID.key)
                 guard ids.contains(id) else { continue }
                 func fields(_ fields: [Field]) -> String {
@@ -287,7 +292,7 @@ enum ContextRaceModel {
                 switch change {
                 case .insert(_, let values): lines.append("\(transaction.sequence): insert \(id) \(fields(values))")
                 case .update(_, let values): lines.append("\(transaction.sequence): update \(id) \(fields(values))")
-                case .delete: lines.append("\(transaction.sequence): delete \(id)")
+                case .delete, .deleteRun: lines.append("\(transaction.sequence): delete \(id)")
                 }
             }
         }

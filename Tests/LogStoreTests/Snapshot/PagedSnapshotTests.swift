@@ -1,4 +1,4 @@
-// A compaction's paged snapshot (FORMAT.md §13, format version 6): its
+// A compaction's paged snapshot (FORMAT.md §13, format version 7): its
 // layout in the file, tables taller than one block, cut values, upgrades
 // from version 4, and damage to each of its frames.
 
@@ -86,7 +86,7 @@ struct PagedSnapshotTests {
         return root
     }
 
-    @Test("A paged snapshot is a version 6 file: anchor pages of zeros, then one run's blocks, its catalog and the base root the header names")
+    @Test("A paged snapshot is a version 7 file: anchor pages of zeros, then one run's blocks, its catalog and the base root the header names")
     func layout() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/paged.logstore"
@@ -176,7 +176,7 @@ struct PagedSnapshotTests {
         }
     }
 
-    @Test("A version 5 file, whose leaves hold every entry by itself, opens and reads as it is; its next compaction writes version 6, the same records and indexes in run words, in fewer index bytes")
+    @Test("A version 5 file, whose leaves hold every entry by itself, opens and reads as it is; its next compaction writes version 7, the same records and indexes in run words, in fewer index bytes")
     func readsVersion5() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/version5.logstore"
@@ -207,13 +207,13 @@ struct PagedSnapshotTests {
                 #expect(named.count == expected && expected > 50)
                 #expect(try StoreInspector.verify(path: path).isValid)
             }
-            #expect(try Self.header(path).readVersion == 6)
+            #expect(try Self.header(path).readVersion == FileLayout.pagedWriteVersion)
             // One word per run of keys rather than a byte per key.
             #expect(indexBytes.count == 2 && indexBytes[1] < indexBytes[0])
         }
     }
 
-    @Test("A version 4 store compacts into version 6, a version 6 store into version 6 again, and an entity's new attribute migrates its records")
+    @Test("A version 4 store compacts into version 7, a version 7 store into version 7 again, and an entity's new attribute migrates its records")
     func upgradesAndMigrates() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/upgrade.logstore"

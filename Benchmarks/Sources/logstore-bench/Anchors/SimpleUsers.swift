@@ -76,7 +76,7 @@ enum SimpleUsers {
             try run(count, model: model, context, into: &report)
         }
         report.note("users: LogStore stores the UUID as a .uuid attribute (16 bytes), SQLite as GRDB's 16-byte BLOB; both index it (a unique index in SQLite), as Realm's primary key does in the original; users are created in one durable transaction, fetched all as objects or records (init(row:)) in insertion order, then deleted in one durable transaction: LogStore's context deletes each object, SQLite runs DELETE FROM user, which SQLite empties without visiting each row; a fresh file per round")
-        report.note("users, batch: in the same LogStore round, after the context's delete, the users are created again by a BatchInsertRequest (values, no objects; one durable transaction per 10,000 users) and deleted by a BatchDeleteRequest (one durable transaction writing a delete per record); each beside SQLite's create and DELETE FROM user of its round. LogStore compacts once after the context's create (untimed, as SQLite checkpoints after its create: the default automatic policy would, in the background). File sizes: LogStore's file before and after the batch delete and after compact() (untimed); SQLite's database plus WAL before and after DELETE and after a TRUNCATE checkpoint (untimed)")
+        report.note("users, batch: in the same LogStore round, after the context's delete, the users are created again by a BatchInsertRequest (values, no objects; one durable transaction per 10,000 users) and deleted by a BatchDeleteRequest (one durable transaction; consecutive keys deleted together are one delete run, FORMAT.md §5.1, in a file of format version 7); each beside SQLite's create and DELETE FROM user of its round. LogStore compacts once after the context's create (untimed, as SQLite checkpoints after its create: the default automatic policy would, in the background), which makes its file format version 7. File sizes: LogStore's file before and after the batch delete and after compact() (untimed); SQLite's database plus WAL before and after DELETE and after a TRUNCATE checkpoint (untimed)")
         report.published("RealmVsSwiftData, Realm, simple create 100,000 / 1,000,000 users",
                          "0.52 s / 5.05 s; delete all 0.0094 s / 0.0287 s (M2 Mac mini Pro, iOS simulator; github.com/Data-swift/RealmVsSwiftData README.md, code from github.com/jacobsapps/RealmVsSwiftData, article emergetools.com/blog/posts/swiftdata-vs-realm-performance-comparison)")
         report.published("RealmVsSwiftData, Core Data, simple create 100,000 / 1,000,000 users",
@@ -140,7 +140,8 @@ enum SimpleUsers {
         }
         // Untimed, as SQLite's checkpoint after its create is: what the
         // default automatic policy does in the background after a save this
-        // large, which the manual policy leaves to the app.
+        // large, which the manual policy leaves to the app. It also makes
+        // the file one of the newest format, whose saves delete runs of keys.
         try store.compact()
         let fetch = try Stopwatch.seconds { keep(try store.newContext().fetch(request).count) }
         let found = try store.newContext().fetch(request, as: SimpleUser.self).map {
