@@ -213,10 +213,16 @@ private struct Planner {
                 conflicts.append(CommitConflict(record: record, reason: .deleted))
                 continue
             }
+            // A record is read here only when its version is checked or
+            // applying the change reads it: then a block that fails to read
+            // fails here, before anything is written. A batch delete of
+            // records in the snapshot reads none of their blocks.
+            let expected = expectedVersions[record]
+            guard expected != nil || change.readsOldRecord else { continue }
             // Nil only when the record's snapshot block failed to read: the
             // store refuses the save once the plan is made (Store.commit).
             guard let version = state.tables[record.entity].version(record.key) else { continue }
-            if let expected = expectedVersions[record], expected != version {
+            if let expected, expected != version {
                 if checkingVersions {
                     conflicts.append(CommitConflict(record: record, reason: .changed(expected: expected, stored: version)))
                 } else {

@@ -25,6 +25,18 @@ enum SlotChange: Sendable {
         case .insert(_, let key, _), .update(_, let key, _), .delete(_, let key): key
         }
     }
+
+    /// Whether applying the change reads the record it replaces: an update
+    /// keeps the values it does not write, and a delete unlinks the record's
+    /// stored relationships (``CommittedState/apply(_:version:)``). An
+    /// insert's key is new.
+    var readsOldRecord: Bool {
+        switch self {
+        case .insert: false
+        case .update: true
+        case .delete(let entity, _): entity.relationships.contains(where: \.isStored)
+        }
+    }
 }
 
 /// Every live record, reachable by entity and key in constant time, and the
@@ -196,7 +208,7 @@ struct CommittedState: Sendable {
             guard tables[table].contains(key) else { return }
             // Only the links of the old record are needed, to drop them from
             // the pointers; a record without any is not read at all.
-            if entity.relationships.contains(where: \.isStored) {
+            if change.readsOldRecord {
                 guard let old = try existingRecord(entity, key) else { return }
                 unindex(entity, key, old.values)
             }

@@ -66,6 +66,22 @@ struct DeleteRunTests {
 
     // MARK: - Files
 
+    /// A compacted store of `items` items in 4 KiB blocks, and its options.
+    private func withCompactedWarehouse(items: Int, _ body: (String, JournalOptions) throws -> Void) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/warehouse.logstore"
+            var options = JournalOptions(compaction: .manual)
+            options.snapshotBlockSize = 4 << 10
+            do {
+                let store = try Store(path: path, model: Warehouse.model(), options: options)
+                defer { store.close() }
+                _ = try Warehouse.seed(store, count: items)
+                _ = try store.compact()
+            }
+            try body(path, options)
+        }
+    }
+
     @Test("A compaction writes version 7; a batch delete of every record then writes a frame of a few bytes, and reopening finds no record")
     func deletingEverythingDoesNotGrowTheFile() throws {
         try withTemporaryDirectory { directory in
@@ -170,15 +186,10 @@ struct DeleteRunTests {
 extension DeleteRunTests {
     @Test("recover of a version 7 file with a damaged data block writes a version 7 store that keeps the delete runs saved after the snapshot")
     func recoverKeepsDeleteRuns() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/warehouse.logstore"
-            var options = JournalOptions(compaction: .manual)
-            options.snapshotBlockSize = 4 << 10
+        try withCompactedWarehouse(items: 5_000) { path, options in
             do {
                 let store = try Store(path: path, model: Warehouse.model(), options: options)
                 defer { store.close() }
-                _ = try Warehouse.seed(store, count: 5_000)
-                _ = try store.compact()
                 #expect(store.journal.holdsDeleteRuns)
                 // Items 4,000 to 4,999, keys 4,001 to 5,000: one run.
                 try store.execute(BatchDeleteRequest(entityName: "Item", predicate: ObjectPredicate("value >= 4000")))
@@ -250,5 +261,31 @@ extension DeleteRunTests {
             #expect(error?.kind == .invalidArgument)
             #expect(journal.currentFile.end == end)
         }
+    }
+}
+
+extension DeleteRunTests {
+    @Test("A batch delete of every record of a compacted store reads none of their blocks: a record is read only for a version to check or values the delete needs")
+    func batchDeleteReadsNoBlock() throws {
+        try withCompactedWarehouse(items: 3_000) { path, options in
+            let store = try Store(path: path, model: Warehouse.model(), options: options)
+            defer { store.close() }
+            let snapshot = try #require(store.journal.snapshot)
+            #expect(snapshot.directory.count > 10 && snapshot.blocksDecoded == 0)
+            let result = try store.execute(BatchDeleteRequest(entityName: "Item"))
+            #expect(result.count == 3_000)
+            #expect(snapshot.blocksDecoded == 0, "\(snapshot.blocksDecoded) blocks read to delete records by key")
+            #expect(try Warehouse.contents(store).isEmpty)
+        }
+    }
+}
+
+extension DeleteRunTests {
+    @Test("FORMAT.md §5.1's example: keys 1 to 1,000 of entity 0 deleted are the change 04 00 01 e8 07")
+    func formatExampleBytes() throws {
+        let payload = Codec.encode(Self.deletes(Self.item, 1...1_000), declaring: [], deleteRuns: true)
+        // No declarations, one change.
+        #expect(payload == [0x00, 0x01, 0x04, 0x00, 0x01, 0xe8, 0x07])
+        #expect(try FormatDocumentTests.Document.text().contains("`04 00 01 e8 07`"))
     }
 }

@@ -64,6 +64,10 @@ enum Probe {
         /// of the journal (after COUNT; the default when not given); the
         /// seconds are the saves'. For probes and profiles, not the harness.
         case saveLogStore = "save-logstore"
+        /// Create COUNT simple users at PATH (a new store) in one save,
+        /// compact, then delete them all with a `BatchDeleteRequest`; the
+        /// seconds are the delete's. For probes and profiles, not the harness.
+        case batchDeleteLogStore = "batch-delete-logstore"
         /// Open the inventory store at PATH, warm it and run the mix's two fetches once.
         case inventoryFetchesLogStore = "inventory-fetches-logstore"
         /// The same on the inventory database at PATH (MEMORY after COUNT).
@@ -188,6 +192,18 @@ enum Probe {
             let seconds = try Stopwatch.seconds {
                 for values in people { try PersonModel.insert([values], into: objects) }
             }
+            return ProbeResult(seconds: seconds)
+        case .batchDeleteLogStore:
+            let store = try Store(path: path, model: try SimpleUsers.model(), options: JournalOptions(compaction: .manual))
+            defer { store.close() }
+            let objects = store.newContext()
+            for values in SimpleUsers.make(count, seed: 23) {
+                let user = try objects.insert(SimpleUser.self)
+                (user.uuid, user.firstName, user.lastName, user.age) = (values.uuid, values.firstName, values.lastName, values.age)
+            }
+            try objects.save()
+            try store.compact()
+            let seconds = try Stopwatch.seconds { try store.execute(BatchDeleteRequest(entityName: "User")) }
             return ProbeResult(seconds: seconds)
         case .openSQLite:
             let memory = try arguments.first.map(SQLiteMemory.init(argument:)) ?? .defaults
