@@ -158,14 +158,7 @@ struct DeleteRunTests {
 
     @Test("A crafted run naming 2^61 keys opens at once: it deletes the live records among its keys and keeps the others")
     func craftedRunCostsTheTableNotTheRun() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/warehouse.logstore"
-            do {
-                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(compaction: .manual))
-                defer { store.close() }
-                _ = try Warehouse.seed(store, count: 20)
-                _ = try store.compact()
-            }
+        try withCompactedWarehouse(items: 20) { path, _ in
             do {
                 let journal = try Journal(path: path)
                 defer { journal.close() }
@@ -220,14 +213,7 @@ extension DeleteRunTests {
 extension DeleteRunTests {
     @Test("Runs that visit more keys in all than the store ever held records, each a few bytes over keys deleted before, make the open fail with .corruptFrame rather than cost the table each time")
     func runsVisitingMoreThanTheRecordsAreDamage() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/warehouse.logstore"
-            do {
-                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(durability: .deferredToOS, compaction: .manual))
-                defer { store.close() }
-                _ = try Warehouse.seed(store, count: 2_000)
-                _ = try store.compact()
-            }
+        try withCompactedWarehouse(items: 2_000) { path, _ in
             do {
                 let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS))
                 defer { journal.close() }
@@ -244,14 +230,7 @@ extension DeleteRunTests {
     @Test("The raw journal refuses a delete run of fewer than 2 keys or past the key limit, writing nothing",
           arguments: [[1, 5], [0, 5], [3, RecordID.keyLimit - 2], [2, RecordID.keyLimit]] as [[UInt64]])
     func appendRefusesRunsNoReaderAccepts(shape: [UInt64]) throws {
-        try withTemporaryDirectory { directory in
-            let path = directory + "/warehouse.logstore"
-            do {
-                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(compaction: .manual))
-                defer { store.close() }
-                _ = try Warehouse.seed(store, count: 10)
-                _ = try store.compact()
-            }
+        try withCompactedWarehouse(items: 10) { path, _ in
             let journal = try Journal(path: path)
             defer { journal.close() }
             let end = journal.currentFile.end
