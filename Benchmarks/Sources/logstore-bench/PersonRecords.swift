@@ -108,15 +108,23 @@ enum PersonModel {
     static let peoplePerSave = 1_000_000
 
     /// Inserts `people` in saves of at most ``peoplePerSave``, each in a
-    /// fresh context of `store`.
-    static func insert(_ people: [PersonValues], into store: Store) throws {
+    /// fresh context of `store`, saved by `save` (which may measure it).
+    static func insert(_ people: [PersonValues], into store: Store, save: (ObjectContext) throws -> Void = { try $0.save() }) throws {
         for start in stride(from: 0, to: people.count, by: peoplePerSave) {
-            try insert(Array(people[start..<min(start + peoplePerSave, people.count)]), into: store.newContext())
+            let context = store.newContext()
+            try insertObjects(people[start..<min(start + peoplePerSave, people.count)], into: context)
+            try save(context)
         }
     }
 
     /// Inserts `people` into `context` through the typed API and saves once.
     static func insert(_ people: [PersonValues], into context: ObjectContext) throws {
+        try insertObjects(people[...], into: context)
+        try context.save()
+    }
+
+    /// Inserts `people` into `context` through the typed API, unsaved.
+    private static func insertObjects(_ people: ArraySlice<PersonValues>, into context: ObjectContext) throws {
         for values in people {
             let person = try context.insert(BenchPerson.self)
             person.firstName = values.firstName
@@ -125,7 +133,6 @@ enum PersonModel {
             person.orderingValue = values.orderingValue
             person.dateCreated = values.dateCreated
         }
-        try context.save()
     }
 }
 

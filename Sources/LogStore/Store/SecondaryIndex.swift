@@ -265,7 +265,7 @@ struct SecondaryIndex: Sendable {
             }
         }
         entries.sort(by: Self.precedes)
-        index.replaceChunks(with: entries)
+        index.mergeIntoRuns(entries)
         return index
     }
 
@@ -306,11 +306,14 @@ struct SecondaryIndex: Sendable {
     mutating func settle() {
         guard tail.count > tailLimit else { return }
         let moved = tail.count
-        var recent = tail.filter(isCurrent)
-        recent.sort(by: Self.precedes)
+        // Taken, not copied: a bulk save's tail is as long as the save.
+        var recent = tail
         tail = []
+        let states = self.states
+        recent.removeAll { states[$0.key] != $0.generation }
+        recent.sort(by: Self.precedes)
         if recent.count * 8 >= chunkedCount {
-            replaceChunks(with: merged(recent))
+            mergeIntoRuns(recent)
             return
         }
         insert(recent)
@@ -329,33 +332,43 @@ struct SecondaryIndex: Sendable {
     /// Entries examined for stale ones per entry a settle moves into the runs.
     static let sweepRatio = 16
 
-    /// The current entries of the runs and `recent` (sorted), in order.
-    private func merged(_ recent: [Entry]) -> [Entry] {
-        var merged: [Entry] = []
-        merged.reserveCapacity(chunkedCount + recent.count)
-        var new = recent.makeIterator()
-        var right = new.next()
-        for chunk in chunks {
-            for left in chunk where isCurrent(left) {
-                while let entry = right, Self.precedes(entry, left) {
-                    merged.append(entry)
-                    right = new.next()
-                }
-                merged.append(left)
+    /// Replaces the runs with runs of `chunkCapacity` holding their current
+    /// entries and the sorted `recent` ones, in order. Each old run is given
+    /// back once read, so the old runs and the new never both hold the
+    /// whole index: a bulk save's settle needs about the size of the index
+    /// and of the save, not twice both.
+    private mutating func mergeIntoRuns(_ recent: [Entry]) {
+        var old = chunks
+        chunks = []
+        var runs: [[Entry]] = []
+        runs.reserveCapacity((chunkedCount + recent.count) / chunkCapacity + 1)
+        var run: [Entry] = []
+        var count = 0
+        func add(_ entry: Entry) {
+            if run.isEmpty { run.reserveCapacity(chunkCapacity) }
+            run.append(entry)
+            count += 1
+            if run.count == chunkCapacity {
+                runs.append(run)
+                run = []
             }
         }
-        while let entry = right {
-            merged.append(entry)
-            right = new.next()
+        var next = 0
+        for position in old.indices {
+            let chunk = old[position]
+            old[position] = []
+            for left in chunk where isCurrent(left) {
+                while next < recent.count, Self.precedes(recent[next], left) {
+                    add(recent[next])
+                    next += 1
+                }
+                add(left)
+            }
         }
-        return merged
-    }
-
-    private mutating func replaceChunks(with entries: [Entry]) {
-        chunks = stride(from: 0, to: entries.count, by: chunkCapacity).map {
-            Array(entries[$0..<min($0 + chunkCapacity, entries.count)])
-        }
-        chunkedCount = entries.count
+        for entry in recent[next...] { add(entry) }
+        if !run.isEmpty { runs.append(run) }
+        chunks = runs
+        chunkedCount = count
         sweepPosition = 0
     }
 
@@ -367,7 +380,7 @@ struct SecondaryIndex: Sendable {
     /// to the sweep.
     private mutating func insert(_ recent: [Entry]) {
         guard !chunks.isEmpty else {
-            replaceChunks(with: recent)
+            mergeIntoRuns(recent)
             return
         }
         var runs: [[Entry]] = []

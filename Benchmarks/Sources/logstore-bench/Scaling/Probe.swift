@@ -22,6 +22,11 @@ struct ProbeResult: Codable, Sendable {
     var seconds: Double?
     /// The process's peak resident bytes (VmHWM) beyond what it held before the work.
     var peakBytes: Int?
+    /// For a build through a context: the peak resident bytes while the
+    /// saves ran beyond what the process held just before them (the
+    /// objects included), the largest over the saves: what a save needs
+    /// on top of the objects it saves.
+    var savePeakBytes: Int?
 }
 
 enum Probe {
@@ -142,13 +147,20 @@ enum Probe {
                 guard let bytes = Int(blockSize), bytes > 0 else { throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT [BLOCKSIZE]") }
                 options.snapshotBlockSize = bytes
             }
-            return try measuringMemory {
+            var savePeak = 0
+            var result = try measuringMemory {
                 let store = try Store(path: path, model: try PersonModel.make(indexingAge: true), options: options)
-                try PersonModel.insert(people, into: store)
+                try PersonModel.insert(people, into: store) { objects in
+                    let before = ProcessMemory.resetPeak()
+                    try objects.save()
+                    savePeak = max(savePeak, ProcessMemory.read().peak - before.resident)
+                }
                 _ = try store.compact()
                 store.close()
                 return nil
             }
+            result.savePeakBytes = savePeak
+            return result
         case .importLogStore:
             let people = ScalingPeople.make(count)
             return try timed { try measuringMemory {
@@ -332,5 +344,15 @@ struct ProcessMemory {
             return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
         }
         return ProcessMemory(resident: kilobytes("VmRSS"), peak: kilobytes("VmHWM"))
+    }
+
+    /// Starts the peak (VmHWM) again from the resident size now, which it
+    /// returns with the peak before, so that the next peak measures what
+    /// came after. Where /proc/self/clear_refs cannot be written the peak
+    /// stays the process's and includes what came before.
+    static func resetPeak() -> ProcessMemory {
+        let before = read()
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        return ProcessMemory(resident: read().resident, peak: before.peak)
     }
 }

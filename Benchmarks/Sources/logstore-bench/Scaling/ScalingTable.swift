@@ -83,12 +83,14 @@ extension ScalingReport {
         }
     }
 
-    private static let memoryHeader = ["size", "LS peak insert", "LS peak batch import", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index frame B/rec"]
+    private static let memoryHeader = ["size", "LS peak insert", "LS save's peak (× raw)", "LS peak batch import", "SQLite peak insert", "LS resident B/rec", "SQLite resident B/rec", "LS file B/rec", "SQLite file B/rec", "LS index frame B/rec"]
 
     private var memoryTable: [[String]] {
         memory.map { row in
             [row.size.formatted(),
-             Self.bytes(Double(row.logStorePeakInsert)), Self.bytes(Double(row.logStorePeakBatchImport)), Self.bytes(Double(row.sqlitePeakInsert)),
+             Self.bytes(Double(row.logStorePeakInsert)),
+             Self.bytes(Double(row.logStoreSavePeak)) + " (" + formatted(Double(row.logStoreSavePeak) / (Double(row.size) * recordBytes)) + ")",
+             Self.bytes(Double(row.logStorePeakBatchImport)), Self.bytes(Double(row.sqlitePeakInsert)),
              formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
              formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord), formatted(row.logStoreIndexFramePerRecord)]
         }
