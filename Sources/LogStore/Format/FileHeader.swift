@@ -25,10 +25,11 @@ public struct FileHeader: Hashable, Sendable {
     public var isReplaced = false
 
     /// A header of `version`: ``FileLayout/createdVersion`` for a file
-    /// created empty or snapshotted in one index frame,
-    /// ``FileLayout/pagedWriteVersion`` (or, for the tests of version 5
-    /// files, ``FileLayout/pagedSnapshotVersion``) for a paged snapshot's file.
-    init(storeID: UUID, createdAt: Date, version: UInt16 = FileLayout.createdVersion, snapshotIndexOffset: UInt64? = nil, snapshotRootOffset: UInt64? = nil) {
+    /// created empty, ``FileLayout/pagedWriteVersion`` (or, for the tests of
+    /// version 5 files, ``FileLayout/pagedSnapshotVersion``) for a paged
+    /// snapshot's file, ``FileLayout/indexFrameVersion`` for the tests'
+    /// snapshots in one index frame.
+    init(storeID: UUID, createdAt: Date, version: UInt16, snapshotIndexOffset: UInt64? = nil, snapshotRootOffset: UInt64? = nil) {
         precondition(version >= FileLayout.pagedSnapshotVersion ? snapshotIndexOffset == nil : snapshotRootOffset == nil)
         writeVersion = version
         readVersion = version
@@ -109,7 +110,7 @@ public struct FileHeader: Hashable, Sendable {
             // Version 1 leaves these bytes reserved; only a version 2 file
             // (one that needs a version 2 reader) has a snapshot.
             let snapshotOffset = try reader.readFixed(UInt64.self)
-            var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000))
+            var header = FileHeader(storeID: UUID(uuid: uuid), createdAt: Date(timeIntervalSince1970: TimeInterval(micros) / 1_000_000), version: readVersion)
             header.writeVersion = writeVersion
             header.readVersion = readVersion
             // Any other value there is read as unset: older writers left

@@ -14,11 +14,14 @@ enum FileLayout {
     /// snapshot (§13), version 6 runs of keys in a paged table's leaves
     /// (§13.5), version 7 delete runs in transactions (§5.1).
     static let currentVersion: UInt16 = 7
-    /// The version of every file this code creates empty, and of a
-    /// compaction's file written as one index frame: a version 5 file
-    /// starts its frames at ``pagedFramesStart``, which only a paged
-    /// snapshot's writer does yet (FORMAT.md §13).
-    static let createdVersion: UInt16 = 4
+    /// The version of every file this code creates empty (a new store, and
+    /// the store a salvage writes): the current one, so that its first
+    /// saves may delete runs of keys (FORMAT.md §5.1). Its frames start at
+    /// ``pagedFramesStart``, after the anchor pages (§13.2).
+    static let createdVersion: UInt16 = 7
+    /// The version of a compaction's file written as one index frame
+    /// (FORMAT.md §11), which the tests of version 4 files still write.
+    static let indexFrameVersion: UInt16 = 4
     /// The first version whose header may place a snapshot.
     static let snapshotVersion: UInt16 = 2
     /// The first version with decimal values; before it a Decimal

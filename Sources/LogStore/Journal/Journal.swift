@@ -92,7 +92,7 @@ public final class Journal: Sendable {
             guard options.access == .readWrite, options.createIfMissing else {
                 throw SystemFile.error(ENOENT, "open", path: path)
             }
-            try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date()), on: fileSystem)
+            try Journal.create(path: path, permissions: mode_t(options.filePermissions), header: FileHeader(storeID: UUID(), createdAt: Date(), version: FileLayout.createdVersion), on: fileSystem)
         }
         // The store is the file a link points to: its compactions write and
         // rename next to that file, and the link stays a link.

@@ -222,10 +222,9 @@ struct SnapshotSalvage {
         let lost = Dictionary(grouping: outcome.lostRecords, by: \.entity)
 
         let origin = try TailOrigin(file: file, start: tailStart, index: index, deleteRuns: header.holdsDeleteRuns)
-        // The new store keeps the delete runs of the old one as runs, so
-        // it is of a version that holds them, or of a new file's.
-        let version = header.holdsDeleteRuns ? FileLayout.pagedWriteVersion : FileLayout.createdVersion
-        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: version))
+        // A new file's version holds delete runs: the new store keeps the
+        // old one's runs as runs.
+        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: FileLayout.createdVersion))
         let journal = try Journal(path: path, options: JournalOptions(durability: .deferredToOS, createIfMissing: false, compaction: .manual))
         defer { journal.close() }
         // A reference in a block names its target by key; the target's

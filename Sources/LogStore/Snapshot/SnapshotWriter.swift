@@ -33,7 +33,7 @@ enum SnapshotFormat: Sendable, Hashable {
     /// The format version of the files a compaction writes in it.
     var fileVersion: UInt16 {
         switch self {
-        case .indexFrame: FileLayout.createdVersion
+        case .indexFrame: FileLayout.indexFrameVersion
         case .paged: FileLayout.pagedWriteVersion
         case .pagedVersion5: FileLayout.pagedSnapshotVersion
         }
@@ -205,7 +205,7 @@ struct SnapshotWriter {
         let indexOffset = appender.offset
         try appender.append(.snapshotIndex, sequence: index.sequence, index.encoded().bytes)
         progress.fileBytes = appender.offset
-        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, snapshotIndexOffset: indexOffset))
+        try appender.finish(header: FileHeader(storeID: header.storeID, createdAt: header.createdAt, version: FileLayout.indexFrameVersion, snapshotIndexOffset: indexOffset))
         return (indexOffset, appender.offset)
     }
 

@@ -89,7 +89,7 @@ extension FormatDocumentTests {
 
         /// Creates the example store at `path` and returns its bytes.
         static func build(at path: String) throws -> [UInt8] {
-            try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: storeID, createdAt: createdAt))
+            try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: storeID, createdAt: createdAt, version: FileLayout.indexFrameVersion))
             let journal = try Journal(path: path)
             defer { journal.close() }
             try journal.append(firstTransaction(journal.symbol(for:)), at: firstCommit)

@@ -90,7 +90,7 @@ struct PagedFormatDocumentTests {
                 try values.bytes.withUnsafeBytes { try writer.append(key: record.key, version: record.version, values: $0) }
             }
             _ = try writer.finishPaged(
-                header: FileHeader(storeID: Example.storeID, createdAt: Example.createdAt), schema: [], dictionary: nil,
+                header: FileHeader(storeID: Example.storeID, createdAt: Example.createdAt, version: FileLayout.pagedWriteVersion), schema: [], dictionary: nil,
                 symbols: Example.names, indexes: Example.indexes, pointers: Example.pointers)
         }()
         let journal = try Journal(path: path)

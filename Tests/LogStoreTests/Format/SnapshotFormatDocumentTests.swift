@@ -23,7 +23,7 @@ struct SnapshotFormatDocumentTests {
             let path = directory + "/example.logstore"
             let bytes = try Example.build(at: path)
             let header = try JournalFixtures.header(of: bytes, path: path)
-            #expect(header.writeVersion == FileLayout.createdVersion && header.readVersion == FileLayout.createdVersion)
+            #expect(header.writeVersion == FileLayout.indexFrameVersion && header.readVersion == FileLayout.indexFrameVersion)
             #expect(header.snapshotIndexOffset == Example.indexOffset)
 
             let frames = try Example.frames(bytes)
@@ -145,7 +145,7 @@ extension SnapshotFormatDocumentTests {
                     try values.bytes.withUnsafeBytes { try writer.append(key: record.key, version: record.version, values: $0) }
                 }
                 _ = try writer.finish(
-                    header: FileHeader(storeID: storeID, createdAt: createdAt), schema: [], dictionary: nil,
+                    header: FileHeader(storeID: storeID, createdAt: createdAt, version: FileLayout.indexFrameVersion), schema: [], dictionary: nil,
                     symbols: names, indexes: indexes, pointers: pointers)
             }()
             // Then a save, through the journal opened on that file.

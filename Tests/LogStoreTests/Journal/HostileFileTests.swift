@@ -79,7 +79,8 @@ struct HostileFileTests {
 
     @Test("Header row: a writeVersion above the reader's with readVersion 1 opens read-only but not read-write")
     func futureWriteVersion() throws {
-        try JournalFixtures.withStore(count: 3) { store, _ in
+        // A version 4 file, whose frames start where a version 1 file's do.
+        try JournalFixtures.withStore(count: 3, version: FileLayout.indexFrameVersion) { store, _ in
             var bytes = store.bytes
             JournalFixtures.store(FileLayout.currentVersion + 1, into: &bytes, at: 8)
             JournalFixtures.store(UInt16(1), into: &bytes, at: 10)
@@ -137,7 +138,7 @@ struct HostileFileTests {
         }
     }
 
-    @Test("Header: the reserved bytes are covered by the checksum but not required to be zero; a header alone is an empty store")
+    @Test("Header: the reserved bytes are covered by the checksum but not required to be zero; the bytes before the first frame alone are an empty store")
     func reservedHeaderBytes() throws {
         try JournalFixtures.withStore(count: 2) { store, _ in
             var bytes = store.bytes
@@ -149,7 +150,8 @@ struct HostileFileTests {
             #expect(journal.recovery == RecoveryReport.clean(frames: 2))
             journal.close()
 
-            try JournalFixtures.write(Array(store.bytes.prefix(FileLayout.headerSize)), to: store.path)
+            // The header and the anchor pages, every byte before the first frame.
+            try JournalFixtures.write(Array(store.bytes.prefix(store.frames[0].offset)), to: store.path)
             let empty = try Journal(path: store.path)
             defer { empty.close() }
             #expect(empty.recovery == RecoveryReport.clean(frames: 0))

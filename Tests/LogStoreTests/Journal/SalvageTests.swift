@@ -90,7 +90,7 @@ struct SalvageTests {
             let journal = try Journal(path: store.path, options: JournalFixtures.salvage)
             #expect(journal.recovery.outcome == .salvaged)
             #expect(journal.recovery.frameCount == 0)
-            #expect(journal.recovery.droppedByteCount == UInt64(damaged.count - FileLayout.headerSize))
+            #expect(journal.recovery.droppedByteCount == UInt64(damaged.count - store.frames[0].offset))
             #expect(try journal.transactions().isEmpty)
             #expect(journal.name(of: Symbol(rawValue: 0)) == nil)
             for name in JournalFixtures.names { _ = journal.symbol(for: name) }

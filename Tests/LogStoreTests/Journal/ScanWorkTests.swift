@@ -46,7 +46,7 @@ struct ScanWorkTests {
         let file = try disk.open("/hostile.logstore", .readOnly)
         defer { file.close() }
         var scanner = FrameScanner(file: file, limit: UInt64(bytes.count))
-        let summary = try scanner.scan { _, _ in }
+        let summary = try scanner.scan(from: UInt64(store.frames[0].offset)) { _, _ in }
         #expect(summary.frameCount == 3)
         #expect(summary.end == .tornTail(offset: UInt64(store.bytes.count), byteCount: UInt64(bytes.count - store.bytes.count), reason: "the frame fails its checksum"))
         let ratio = Double(scanner.examinedByteCount) / Double(bytes.count)
@@ -72,7 +72,7 @@ struct ScanWorkTests {
             #expect(try scanner.nextValidFrame(after: UInt64(store.frames[3].offset), sequenceAbove: 2) == UInt64(store.frames[4].offset))
             #expect(try scanner.nextValidFrame(after: UInt64(store.frames[4].offset), sequenceAbove: 2) == nil)
             var reader = FrameScanner(file: file, limit: UInt64(bytes.count))
-            let summary = try reader.scan { _, _ in }
+            let summary = try reader.scan(from: UInt64(store.frames[0].offset)) { _, _ in }
             #expect(summary.frameCount == 2)
             #expect(summary.unsyncedFramesAfterEnd == 2)
         }

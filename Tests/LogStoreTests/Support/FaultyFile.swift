@@ -135,7 +135,7 @@ final class FaultyFile: FileIO, @unchecked Sendable {
 /// Creates an empty store at `path` and opens it as a journal over a
 /// ``FaultyFile`` following `plan`.
 func makeFaultyJournal(at path: String, plan: FaultyFile.Plan = .init(), durability: Durability = .fsyncEveryCommit) throws -> (Journal, FaultyFile) {
-    try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: Date()))
+    try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: Date(), version: FileLayout.createdVersion))
     let file = try FaultyFile(path: path, plan: plan)
     let journal = try Journal(file: file, options: JournalOptions(durability: durability))
     file.arm()

@@ -167,7 +167,13 @@ enum JournalFixtures {
     /// returns it with its bytes and frame offsets. Frame 1 declares
     /// ``names``; the last frame declares ``lastName`` and holds about
     /// `lastPayloadBytes` of payload (of data, when `compressibleLast`).
-    static func makeStore(at path: String, count: Int = 5, lastPayloadBytes: Int = 300, compressibleLast: Bool = false) throws -> Store {
+    static func makeStore(at path: String, count: Int = 5, lastPayloadBytes: Int = 300, compressibleLast: Bool = false,
+                          version: UInt16 = FileLayout.createdVersion) throws -> Store {
+        // A file of another version than a new store's is created first, so
+        // that the journal opens it rather than create one.
+        if version != FileLayout.createdVersion {
+            try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: commitTime(0), version: version))
+        }
         // Each frame on disk before the next, as the default mode writes
         // them: every frame then records its predecessor durable (FORMAT.md
         // §6), so damage to one with frames after it is damage, and a frame
@@ -191,10 +197,11 @@ enum JournalFixtures {
     /// Runs `body` with a fixture store (see ``makeStore(at:count:lastPayloadBytes:compressibleLast:)``)
     /// at `store.logstore` in a new temporary directory, and that directory.
     static func withStore<T>(
-        count: Int = 5, lastPayloadBytes: Int = 300, compressibleLast: Bool = false, _ body: (Store, String) throws -> T
+        count: Int = 5, lastPayloadBytes: Int = 300, compressibleLast: Bool = false, version: UInt16 = FileLayout.createdVersion,
+        _ body: (Store, String) throws -> T
     ) throws -> T {
         try withTemporaryDirectory { directory in
-            let store = try makeStore(at: directory + "/store.logstore", count: count, lastPayloadBytes: lastPayloadBytes, compressibleLast: compressibleLast)
+            let store = try makeStore(at: directory + "/store.logstore", count: count, lastPayloadBytes: lastPayloadBytes, compressibleLast: compressibleLast, version: version)
             return try body(store, directory)
         }
     }
@@ -202,7 +209,7 @@ enum JournalFixtures {
     /// Creates a store at `path` whose frames are exactly `frames`, after a
     /// header written by the journal.
     static func makeStore(at path: String, frames: [[UInt8]]) throws {
-        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: commitTime(0)))
+        try Journal.create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: commitTime(0), version: FileLayout.createdVersion))
         try write(try read(path) + frames.joined(), to: path)
     }
 
