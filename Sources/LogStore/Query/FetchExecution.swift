@@ -295,6 +295,9 @@ struct FetchExecution {
             table.forEachRecord { key, version, bytes in _ = collector.consider(key, version: version, bytes, into: &collected) }
         }
         var matches = collected.matches
+        // Taken, so that `matches` alone holds the array: ordering it in
+        // place then copies no match (and retains no record's values).
+        collected.matches = []
         let examined = collected.examined
         for object in pending {
             let subject = ObjectSubject(object: object, context: context)

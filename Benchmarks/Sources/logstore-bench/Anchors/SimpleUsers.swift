@@ -130,14 +130,7 @@ enum SimpleUsers {
         defer { context.scratch.remove(path) }
         let store = try Store(path: path, model: model, options: Anchor.durable)
         defer { store.close() }
-        let create = try Stopwatch.seconds {
-            let objects = store.newContext()
-            for values in users {
-                let user = try objects.insert(SimpleUser.self)
-                (user.uuid, user.firstName, user.lastName, user.age) = (values.uuid, values.firstName, values.lastName, values.age)
-            }
-            try objects.save()
-        }
+        let create = try Stopwatch.seconds { try insert(users, into: store) }
         // Untimed, as SQLite's checkpoint after its create is: what the
         // default automatic policy does in the background after a save this
         // large, which the manual policy leaves to the app. It also makes
@@ -170,25 +163,47 @@ enum SimpleUsers {
         return ([create, fetch, delete, batchCreate, batchDelete], [before, after, bytes(path)])
     }
 
+    /// Inserts `users` into `store` through one context, saved once.
+    static func insert(_ users: [SimpleUserRecord], into store: Store) throws {
+        let objects = store.newContext()
+        for values in users {
+            let user = try objects.insert(SimpleUser.self)
+            (user.uuid, user.firstName, user.lastName, user.age) = (values.uuid, values.firstName, values.lastName, values.age)
+        }
+        try objects.save()
+    }
+
+    /// A new database at `path` with the users' table, as the anchors open it.
+    static func database(_ path: String) throws -> any DatabaseWriter {
+        try Anchor.database(path, schema: schema)
+    }
+
+    /// Inserts `users` in one transaction through a cached statement.
+    static func insert(_ users: [SimpleUserRecord], into database: any DatabaseWriter) throws {
+        try database.write { db in
+            let statement = try db.cachedStatement(sql: "INSERT INTO user (uuid, firstName, lastName, age) VALUES (?, ?, ?, ?)")
+            for user in users {
+                statement.setUncheckedArguments([user.uuid, user.firstName, user.lastName, user.age])
+                try statement.execute()
+            }
+        }
+    }
+
+    /// Every user as a record, in insertion order.
+    static func fetchAll(_ database: any DatabaseReader) throws -> [SimpleUserRecord] {
+        try database.read { db in try SimpleUserRecord.fetchAll(db.cachedStatement(sql: "SELECT uuid, firstName, lastName, age FROM user ORDER BY rowid")) }
+    }
+
     private static func grdbRound(_ users: [SimpleUserRecord], expected: ResultDigest, _ context: BenchmarkContext) throws -> (times: [Double], sizes: [Double]) {
         let path = context.scratch.freshPath("anchor-users.sqlite")
         defer { SQLiteFiles.remove(path) }
-        let database = try Anchor.database(path, schema: schema)
+        let database = try Self.database(path)
         defer { try? (database as? DatabaseQueue)?.close() }
-        let create = try Stopwatch.seconds {
-            try database.write { db in
-                let statement = try db.cachedStatement(sql: "INSERT INTO user (uuid, firstName, lastName, age) VALUES (?, ?, ?, ?)")
-                for user in users {
-                    statement.setUncheckedArguments([user.uuid, user.firstName, user.lastName, user.age])
-                    try statement.execute()
-                }
-            }
-        }
+        let create = try Stopwatch.seconds { try insert(users, into: database) }
         // Untimed, as LogStore's manual compaction is: the next reads find the rows in the database file.
         try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        let fetchAll = { try database.read { db in try SimpleUserRecord.fetchAll(db.cachedStatement(sql: "SELECT uuid, firstName, lastName, age FROM user ORDER BY rowid")) } }
-        let fetch = try Stopwatch.seconds { keep(try fetchAll().count) }
-        try Anchor.check(digest(try fetchAll()), expected, "SQLite's fetch of every user")
+        let fetch = try Stopwatch.seconds { keep(try fetchAll(database).count) }
+        try Anchor.check(digest(try fetchAll(database)), expected, "SQLite's fetch of every user")
         let before = bytes(path, path + "-wal")
         let delete = try Stopwatch.seconds { try database.write { db in try db.execute(sql: "DELETE FROM user") } }
         try Anchor.check(ResultDigest(count: try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? -1 }),

@@ -73,6 +73,15 @@ enum Probe {
         /// compact, then delete them all with a `BatchDeleteRequest`; the
         /// seconds are the delete's. For probes and profiles, not the harness.
         case batchDeleteLogStore = "batch-delete-logstore"
+        /// Create COUNT simple users at PATH (a new store) in one save and
+        /// compact, then fetch them all as objects REPEATS times (after
+        /// COUNT, 1 when not given), each in a new context, as the anchors'
+        /// users workload does once; the seconds are the fetches'. For
+        /// probes and profiles, not the harness.
+        case fetchUsersLogStore = "fetch-users-logstore"
+        /// The same in a new SQLite database at PATH: INSERT, checkpoint,
+        /// then fetch every row as a record by init(row:).
+        case fetchUsersSQLite = "fetch-users-sqlite"
         /// Open the inventory store at PATH, warm it and run the mix's two fetches once.
         case inventoryFetchesLogStore = "inventory-fetches-logstore"
         /// The same on the inventory database at PATH (MEMORY after COUNT).
@@ -208,14 +217,29 @@ enum Probe {
         case .batchDeleteLogStore:
             let store = try Store(path: path, model: try SimpleUsers.model(), options: JournalOptions(compaction: .manual))
             defer { store.close() }
-            let objects = store.newContext()
-            for values in SimpleUsers.make(count, seed: 23) {
-                let user = try objects.insert(SimpleUser.self)
-                (user.uuid, user.firstName, user.lastName, user.age) = (values.uuid, values.firstName, values.lastName, values.age)
-            }
-            try objects.save()
+            try SimpleUsers.insert(SimpleUsers.make(count, seed: 23), into: store)
             try store.compact()
             let seconds = try Stopwatch.seconds { try store.execute(BatchDeleteRequest(entityName: "User")) }
+            return ProbeResult(seconds: seconds)
+        case .fetchUsersLogStore:
+            let store = try Store(path: path, model: try SimpleUsers.model(), options: JournalOptions(compaction: .manual))
+            defer { store.close() }
+            try SimpleUsers.insert(SimpleUsers.make(count, seed: 23), into: store)
+            try store.compact()
+            let repeats = try Self.repeats(arguments, kind)
+            let seconds = try Stopwatch.seconds {
+                for _ in 0..<repeats { keep(try store.newContext().fetch(SimpleUsers.request).count) }
+            }
+            return ProbeResult(seconds: seconds)
+        case .fetchUsersSQLite:
+            let database = try SimpleUsers.database(path)
+            defer { try? (database as? DatabaseQueue)?.close() }
+            try SimpleUsers.insert(SimpleUsers.make(count, seed: 23), into: database)
+            try database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            let repeats = try Self.repeats(arguments, kind)
+            let seconds = try Stopwatch.seconds {
+                for _ in 0..<repeats { keep(try SimpleUsers.fetchAll(database).count) }
+            }
             return ProbeResult(seconds: seconds)
         case .openSQLite:
             let memory = try arguments.first.map(SQLiteMemory.init(argument:)) ?? .defaults
@@ -310,6 +334,13 @@ enum Probe {
         let seconds = try Stopwatch.seconds { result = try body() }
         result.seconds = seconds
         return result
+    }
+
+    /// The REPEATS argument: the first of `arguments`, 1 when there is none.
+    private static func repeats(_ arguments: [String], _ kind: Kind) throws -> Int {
+        guard let argument = arguments.first else { return 1 }
+        guard let repeats = Int(argument), repeats > 0 else { throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT [REPEATS]") }
+        return repeats
     }
 
     /// Runs `body` and reports the resident memory it added and the peak
