@@ -1,7 +1,8 @@
 // The seed corpus, written by the fuzz executables' `--write-seeds DIR`:
 // real store files (whole, compacted, torn, damaged), each structure of the
 // format cut from them, and predicates covering the language. Checked in
-// under Fuzz/Corpus; rewrite it when the format changes.
+// under Fuzz/Corpus; when the format changes, add the new version's files
+// beside the older ones (named for their version), which stay seeds.
 
 import Foundation
 @_spi(Fuzzing) import LogStore
@@ -71,6 +72,11 @@ enum FuzzSeeds {
         try Store(path: directory + "/empty.logstore", model: model, options: options).close()
         let store = try Store(path: directory + "/saves.logstore", model: model, options: options)
         try fill(store.newContext())
+        // Consecutive keys deleted in one save: a delete run (FORMAT.md §5.1).
+        let batch = store.newContext()
+        for index in 0..<4 { try batch.insert("Item")["name"] = "run \(index)" }
+        try batch.save()
+        try store.execute(BatchDeleteRequest(entityName: "Item", predicate: ObjectPredicate("name BEGINSWITH 'run '")))
         store.close()
         try FileManager.default.copyItem(atPath: directory + "/saves.logstore", toPath: directory + "/compacted.logstore")
         let compacted = try Store(path: directory + "/compacted.logstore", model: model, options: options)
@@ -81,11 +87,22 @@ enum FuzzSeeds {
         try context.save()
         compacted.close()
 
-        var files = [("empty.logstore", try bytes("empty.logstore")), ("saves.logstore", try bytes("saves.logstore")), ("compacted.logstore", try bytes("compacted.logstore"))]
+        // A journal of version 4, frames from 64, as stores were created
+        // until version 7 began creating them as version 7.
+        try Journal.createEmptyFile(at: directory + "/version4.logstore", formatVersion: 4)
+        let older = try Store(path: directory + "/version4.logstore", model: model, options: options)
+        try fill(older.newContext())
+        older.close()
+
+        var files = [("empty.logstore", try bytes("empty.logstore")), ("saves.logstore", try bytes("saves.logstore")), ("compacted.logstore", try bytes("compacted.logstore")),
+                     ("version4.logstore", try bytes("version4.logstore"))]
         for (name, whole) in files where whole.count > 200 {
             files.append(("\(name)-torn", Array(whole.dropLast(9))))
+            // Inside the frames: from format version 5 the bytes before the
+            // first frame are anchor pages no open reads.
+            let framesStart = try whole.withUnsafeBytes { try Int(FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0.prefix(64)), path: name).framesStart) }
             var flipped = whole
-            flipped[whole.count * 2 / 3] ^= 0x40
+            flipped[framesStart + (whole.count - framesStart) * 2 / 3] ^= 0x40
             files.append(("\(name)-flipped", flipped))
             var header = whole
             header[20] ^= 0x01

@@ -15,12 +15,13 @@ enum Crc32cThroughput: BenchmarkGroup {
         defer { context.scratch.remove(path) }
         _ = try InventoryItems.writeJournal(at: path, count: 8_000)
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let framesStart = try StoredFrame.framesStart(of: file, path: path)
         let bytesPerRun = context.scaled(full: 1 << 30, quick: 1 << 27)
         context.log("crc32c: \(bytesPerRun >> 20) MiB per run, \(context.repetitions) rounds")
 
         for (label, size) in [("4 KiB", 4096), ("1 MiB", 1 << 20)] {
-            guard file.count >= StoredFrame.fileHeaderSize + size else { throw BenchmarkError("the sample journal is smaller than \(label)") }
-            let source = Array(file[StoredFrame.fileHeaderSize..<(StoredFrame.fileHeaderSize + size)])
+            guard file.count >= framesStart + size else { throw BenchmarkError("the sample journal is smaller than \(label)") }
+            let source = Array(file[framesStart..<(framesStart + size)])
             var destination = [UInt8](repeating: 0, count: size)
             let passes = bytesPerRun / size
             var checksums: UInt32 = 0

@@ -2,7 +2,7 @@
 // and decodes every frame.
 
 import Foundation
-import LogStore
+@_spi(Benchmarks) import LogStore
 
 /// Open time of a journal of mixed-size transactions, read-only and
 /// read-write, with a warm page cache and (as root) a cold one, beside a
@@ -18,7 +18,7 @@ enum Recovery: BenchmarkGroup {
         context.log("recovery: writing a \(targetSize >> 20) MiB journal")
         let (written, buildRate) = try build(path, size: UInt64(targetSize), context)
         try synchronizeFile(at: path)
-        let fileSize = Double(written.bytesWritten) + Double(StoredFrame.fileHeaderSize)
+        let fileSize = Double(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0)
 
         func openCase(_ access: JournalOptions.Access, cold: Bool) -> () throws -> Sample {
             {
@@ -73,7 +73,7 @@ enum Recovery: BenchmarkGroup {
         var payloadBytes = 0
         var key: UInt64 = 0
         let seconds = try Stopwatch.seconds {
-            while journal.statistics.bytesWritten + UInt64(StoredFrame.fileHeaderSize) < size {
+            while journal.statistics.bytesWritten + journal.header.framesStart < size {
                 let payload = context.corpus.slice(Int.random(in: 1024...16_384, using: &random), using: &random)
                 key += 1
                 try records.append(key: key, payload)

@@ -2,7 +2,7 @@
 // damage as costly as it can be, beside a clean file of the same size.
 
 import Foundation
-import LogStore
+@_spi(Benchmarks) import LogStore
 
 /// Read-only open of a store whose frames are followed by a region with a
 /// frame magic every 16 bytes (or a whole frame header every 48), each
@@ -57,7 +57,7 @@ enum RecoveryScan: BenchmarkGroup {
         let records = DataRecords(journal)
         var random = SeededRandom(seed: 55)
         var key: UInt64 = 0
-        while journal.statistics.bytesWritten + UInt64(StoredFrame.fileHeaderSize) < UInt64(size) {
+        while journal.statistics.bytesWritten + journal.header.framesStart < UInt64(size) {
             key += 1
             try records.append(key: key, context.corpus.slice(Int.random(in: 1024...16_384, using: &random), using: &random))
         }

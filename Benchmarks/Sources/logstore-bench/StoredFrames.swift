@@ -18,8 +18,13 @@ struct StoredFrame {
     var isCompressed: Bool { codec != 0 }
     var usesDictionary: Bool { codec == 2 }
 
-    static let fileHeaderSize = 64
     static let headerSize = 40
+
+    /// Where the first frame of the store file holding `bytes` starts: after
+    /// its header, and from format version 5 after the anchor pages too.
+    static func framesStart(of bytes: [UInt8], path: String) throws -> Int {
+        Int(try bytes.withUnsafeBytes { try FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0.prefix(64)), path: path) }.framesStart)
+    }
 
     /// Every frame of the store file at `path`, decoded in order (a frame
     /// may carry the dictionary the frames after it need). The file must be
@@ -28,7 +33,7 @@ struct StoredFrame {
         let file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         var frames: [StoredFrame] = []
         var dictionary: LZ4.PresetDictionary?
-        var offset = fileHeaderSize
+        var offset = try framesStart(of: file, path: path)
         while offset < file.count {
             // FORMAT.md §3: storedSize at +8, rawSize at +12, codec at +33, flags at +34.
             let storedSize = Int(littleEndianUInt32(file, at: offset + 8))

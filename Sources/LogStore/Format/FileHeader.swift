@@ -41,7 +41,8 @@ public struct FileHeader: Hashable, Sendable {
 
     /// Where the first frame after the header may start: at 64, or after
     /// the anchor pages of a version 5 file (FORMAT.md §13.2).
-    var framesStart: UInt64 {
+    @_spi(Benchmarks) @_spi(Fuzzing)
+    public var framesStart: UInt64 {
         UInt64(readVersion >= FileLayout.pagedSnapshotVersion ? FileLayout.pagedFramesStart : FileLayout.headerSize)
     }
 
@@ -74,7 +75,8 @@ public struct FileHeader: Hashable, Sendable {
 
     /// Parses and checks a header. `bytes` holds what the file has of its
     /// first 64 bytes (fewer when the file is shorter).
-    static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws(LogStoreError) -> FileHeader {
+    @_spi(Benchmarks) @_spi(Fuzzing)
+    public static func decode(_ bytes: UnsafeRawBufferPointer, path: String) throws(LogStoreError) -> FileHeader {
         if bytes.isEmpty {
             throw LogStoreError(.notAStore, "\(path) is empty, so it is not a LogStore store; remove it or pass the path of a store", path: path)
         }

@@ -19,8 +19,8 @@ public struct StoreInfo: Sendable, Hashable, Codable {
     public var storedPayloadBytes: UInt64
     /// Payload bytes before compression.
     public var rawPayloadBytes: UInt64
-    /// Bytes of the valid transactions after the snapshot (after the header
-    /// in a file without one): what a compaction would fold away.
+    /// Bytes of the valid transactions after the snapshot (from the first
+    /// frame in a file without one): what a compaction would fold away.
     public var journalBytes: UInt64
     /// Bytes after the last valid frame: an interrupted save (cut off at the
     /// next read-write open) or, when `damage` is set, damage.
@@ -168,6 +168,14 @@ public enum StoreInspector {
             // Frames are numbered through the file: the snapshot's blocks,
             // its other frames, then transactions.
             var number = 1
+            if header.readVersion >= FileLayout.pagedSnapshotVersion {
+                // Versions 5 to 7 write no anchor slot, with a snapshot or
+                // without: the base root, if any, and the journal are the
+                // whole store whatever a slot says.
+                for slot in AnchorSlot.offsets where (try? file.read(count: AnchorSlot.size, at: slot))?.allSatisfy({ $0 == 0 }) == false {
+                    report.notes.append("the anchor slot at offset \(slot) is not empty, though format versions 5 to 7 write none; it is not read")
+                }
+            }
             if let offset = header.snapshotIndexOffset ?? header.snapshotRootOffset {
                 // Every block is read and decoded in full: verify is where
                 // damage that open's checksums cannot see would show.
@@ -184,11 +192,6 @@ public enum StoreInspector {
                 }
                 // A paged snapshot's other tables, each block checked against its parent.
                 if header.snapshotRootOffset != nil {
-                    // Versions 5 to 7 write no anchor slot; the base root and the
-                    // journal after it are the whole store whatever a slot says.
-                    for slot in AnchorSlot.offsets where (try? file.read(count: AnchorSlot.size, at: slot))?.allSatisfy({ $0 == 0 }) == false {
-                        report.notes.append("the anchor slot at offset \(slot) is not empty, though format versions 5 to 7 write none; it is not read")
-                    }
                     do throws(LogStoreError) {
                         extent = try SnapshotFile.read(in: file, header: header, fileSize: size) ?? extent
                     } catch {

@@ -18,7 +18,7 @@ public struct StoreRecovery: Sendable, Hashable, Codable {
     public var path: String
     /// The new store.
     public var output: String
-    /// Transactions after the snapshot (after the header, without one) kept in the new store.
+    /// Transactions after the snapshot (from the first frame, without one) kept in the new store.
     public var keptTransactions: Int
     /// The sequence number, in the damaged store, of the last transaction
     /// kept (nil when none is). A recovery of a damaged snapshot block

@@ -272,8 +272,8 @@ public final class Journal: Sendable {
     /// The snapshot the file starts with, nil when it has none.
     var snapshot: SnapshotFile? { currentSnapshot.withLock { $0 } }
 
-    /// The bytes of transactions after the snapshot (after the header, in a
-    /// file without one): what a compaction would fold away.
+    /// The bytes of transactions after the snapshot (from the first frame,
+    /// in a file without one): what a compaction would fold away.
     var journalBytes: UInt64 {
         let (origin, end) = writer.tail
         return end - origin.start
@@ -474,6 +474,23 @@ public final class Journal: Sendable {
             fileSystem.remove(temporary)
             try fileSystem.synchronizeDirectory(of: path)
         }
+    }
+
+    /// Creates an empty store file of format `version` (4 up to the current
+    /// one) at `path`, as this code created them at that version: frames
+    /// from 64 in version 4, from 0x3000 from version 5 (FORMAT.md §13.2).
+    /// For the fuzz targets, which change files of every layout a store
+    /// may have; a store opened on it then appends to it as to any file of
+    /// that version.
+    ///
+    /// - Throws: `.invalidArgument` for another version; as
+    ///   ``create(path:permissions:header:on:)`` otherwise.
+    @_spi(Fuzzing)
+    public static func createEmptyFile(at path: String, formatVersion version: UInt16) throws(LogStoreError) {
+        guard (FileLayout.durableClaimVersion...FileLayout.currentVersion).contains(version) else {
+            throw LogStoreError(.invalidArgument, "no empty file of format version \(version) can be created: versions \(FileLayout.durableClaimVersion) to \(FileLayout.currentVersion) can", path: path)
+        }
+        try create(path: path, permissions: 0o600, header: FileHeader(storeID: UUID(), createdAt: Date(), version: version))
     }
 
     /// Held by ``create(path:permissions:header:on:)``: one creation at a

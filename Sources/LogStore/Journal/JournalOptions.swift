@@ -116,7 +116,7 @@ public struct JournalOptions: Sendable, Hashable {
 public struct RecoveryReport: Sendable, Hashable {
     /// What open did about the end of the file.
     public enum Outcome: Sendable, Hashable {
-        /// Every byte after the header belongs to a valid frame, or to
+        /// Every byte from the first frame on belongs to a valid frame, or to
         /// space reserved after the last one (``RecoveryReport/reservedByteCount``).
         case clean
         /// An append was cut short (a crash or power cut mid-save): its bytes

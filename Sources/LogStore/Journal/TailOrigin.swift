@@ -1,8 +1,9 @@
 // Where a store file's transactions start, and what they depend on there.
 
-/// The start of the journal in the current store file: right after the
-/// header in a file without a snapshot, right after the snapshot index in
-/// one with (FORMAT.md §11). Frames there may use names declared and the
+/// The start of the journal in the current store file: where a file
+/// without a snapshot starts its frames (after the header, and from format
+/// version 5 the anchor pages: FORMAT.md §13.2), right after the snapshot
+/// in one with (§11, §13). Frames there may use names declared and the
 /// dictionary carried before it, so a reader starts from those.
 struct TailOrigin: @unchecked Sendable {
     // @unchecked: `file` is a FileIO (Sendable) and SymbolTable is a value;

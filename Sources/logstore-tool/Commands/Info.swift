@@ -55,7 +55,7 @@ struct Info: ParsableCommand {
             print("snapshot:          none (never compacted)")
         }
         print("""
-            journal:           \(formatBytes(info.journalBytes)) in \(info.frameCount) transaction\(info.frameCount == 1 ? "" : "s") after the \(info.snapshot == nil ? "header" : "snapshot")
+            journal:           \(formatBytes(info.journalBytes)) in \(info.frameCount) transaction\(info.frameCount == 1 ? "" : "s") after the \(info.snapshot == nil ? (info.readVersion >= 5 ? "header and anchor pages" : "header") : "snapshot")
             sequence numbers:  \(info.firstSequence.map { "\($0) to \(info.lastSequence ?? $0)" } ?? "none after the snapshot")
             last commit:       \(info.lastCommitAt.map { formatter.string(from: $0) } ?? "never")
             journal payload:   \(formatBytes(info.rawPayloadBytes)) raw, \(formatBytes(info.storedPayloadBytes)) stored (compression ratio \(String(format: "%.2f", info.compressionRatio)))

@@ -67,4 +67,28 @@ struct AnchorSlotTests {
         #expect(AnchorSlot.candidates([.slot(older), .slot(Self.slot)]) == [Self.slot, older])
         #expect(AnchorSlot.candidates([damaged, .empty]).isEmpty)
     }
+
+    @Test("verify notes an anchor slot that is not empty in a version 7 file with a snapshot and in one without (a new store), and opening reads neither slot",
+          arguments: [false, true])
+    func verifyNotesAnchorSlots(compacting: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/warehouse.logstore"
+            do {
+                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(compaction: .manual))
+                defer { store.close() }
+                _ = try Warehouse.seed(store, count: 10)
+                if compacting { _ = try store.compact() }
+            }
+            #expect(try StoreInspector.verify(path: path).notes.allSatisfy { !$0.contains("anchor slot") })
+            var bytes = try JournalFixtures.read(path)
+            #expect(try JournalFixtures.header(of: bytes, path: path).readVersion == FileLayout.currentVersion)
+            bytes[Int(AnchorSlot.offsets[0]) + 5] = 0x5A
+            try JournalFixtures.write(bytes, to: path)
+            let report = try StoreInspector.verify(path: path)
+            #expect(report.isValid && report.notes.contains { $0.contains("anchor slot at offset \(AnchorSlot.offsets[0])") }, "\(report)")
+            let reopened = try Store(path: path, model: Warehouse.model(), options: JournalOptions(access: .readOnly))
+            defer { reopened.close() }
+            #expect(try Warehouse.contents(reopened).count == 10)
+        }
+    }
 }

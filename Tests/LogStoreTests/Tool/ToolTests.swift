@@ -25,7 +25,7 @@ struct ToolTests {
             let path = try makeStore(in: directory)
             let run = try tool("info", path)
             #expect(run.status == 0)
-            #expect(run.output.contains("in 5 transactions after the header"))
+            #expect(run.output.contains("in 5 transactions after the header and anchor pages"))
             #expect(run.output.contains("sequence numbers:  1 to 5"))
             #expect(run.output.contains("format version:    \(FileLayout.createdVersion)"))
             #expect(run.output.contains("(compression ratio "))

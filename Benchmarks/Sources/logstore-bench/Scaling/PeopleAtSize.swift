@@ -96,7 +96,7 @@ struct PeopleAtSize {
         return MemoryRow(
             size: size,
             logStorePeakInsert: logStoreBuild.result.peakBytes ?? 0, sqlitePeakInsert: sqliteBuild.result.peakBytes ?? 0,
-            logStoreSavePeak: logStoreBuild.result.savePeakBytes ?? 0,
+            logStoreSavePeak: logStoreBuild.result.savePeakBytes,
             logStorePeakBatchImport: logStoreImport.result.peakBytes ?? 0, logStoreBatchImportSeconds: logStoreImport.result.seconds ?? 0,
             logStoreResidentPerRecord: Double(logStoreOpen.result.residentBytes ?? 0) / Double(size),
             sqliteResidentPerRecord: Double(sqliteOpen.result.residentBytes ?? 0) / Double(size),

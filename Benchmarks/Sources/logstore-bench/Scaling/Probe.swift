@@ -156,13 +156,14 @@ enum Probe {
                 guard let bytes = Int(blockSize), bytes > 0 else { throw BenchmarkError("usage: --probe \(kind.rawValue) PATH COUNT [BLOCKSIZE]") }
                 options.snapshotBlockSize = bytes
             }
-            var savePeak = 0
+            // nil once a reset of the peak fails: the figure would not be the saves'.
+            var savePeak: Int? = 0
             var result = try measuringMemory {
                 let store = try Store(path: path, model: try PersonModel.make(indexingAge: true), options: options)
                 try PersonModel.insert(people, into: store) { objects in
                     let before = ProcessMemory.resetPeak()
                     try objects.save()
-                    savePeak = max(savePeak, ProcessMemory.read().peak - before.resident)
+                    if let before, let peak = savePeak { savePeak = max(peak, ProcessMemory.read().peakSinceReset - before.resident) } else { savePeak = nil }
                 }
                 _ = try store.compact()
                 store.close()
@@ -366,7 +367,14 @@ enum ScalingPeople {
 /// This process's resident memory, from /proc/self/status.
 struct ProcessMemory {
     var resident: Int
+    /// The process's peak resident size, resets by ``resetPeak()`` included.
     var peak: Int
+    /// The peak since the last ``resetPeak()`` (VmHWM as the kernel reports it).
+    var peakSinceReset: Int
+
+    /// The highest VmHWM that ``resetPeak()`` started again from, so that
+    /// ``peak`` stays the process's whatever was reset.
+    nonisolated(unsafe) private static var peakBeforeResets = 0
 
     static func read() -> ProcessMemory {
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
@@ -374,16 +382,17 @@ struct ProcessMemory {
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
             return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
         }
-        return ProcessMemory(resident: kilobytes("VmRSS"), peak: kilobytes("VmHWM"))
+        let highWater = kilobytes("VmHWM")
+        return ProcessMemory(resident: kilobytes("VmRSS"), peak: max(highWater, peakBeforeResets), peakSinceReset: highWater)
     }
 
-    /// Starts the peak (VmHWM) again from the resident size now, which it
-    /// returns with the peak before, so that the next peak measures what
-    /// came after. Where /proc/self/clear_refs cannot be written the peak
-    /// stays the process's and includes what came before.
-    static func resetPeak() -> ProcessMemory {
-        let before = read()
-        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
-        return ProcessMemory(resident: read().resident, peak: before.peak)
+    /// Starts VmHWM again from the resident size now, so that the next
+    /// ``peakSinceReset`` measures what came after; returns the memory
+    /// then, or nil when /proc/self/clear_refs cannot be written (the peak
+    /// since then would include what came before).
+    static func resetPeak() -> ProcessMemory? {
+        peakBeforeResets = max(peakBeforeResets, read().peak)
+        guard (try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)) != nil else { return nil }
+        return read()
     }
 }

@@ -138,8 +138,9 @@ struct MemoryRow: Encodable, Sendable {
     var sqlitePeakInsert: Int
     /// Of that insert, the peak resident bytes while its save ran beyond
     /// what the process held just before it (the objects in the context
-    /// included): what saving N objects needs on top of them.
-    var logStoreSavePeak: Int
+    /// included): what saving N objects needs on top of them; nil where the
+    /// peak could not be reset (/proc/self/clear_refs).
+    var logStoreSavePeak: Int?
     /// Peak resident bytes of a process importing `size` people with a
     /// `BatchInsertRequest` (values, no objects) under the default automatic
     /// compaction, then compacting, beyond what it held before (the input

@@ -89,7 +89,7 @@ extension ScalingReport {
         memory.map { row in
             [row.size.formatted(),
              Self.bytes(Double(row.logStorePeakInsert)),
-             Self.bytes(Double(row.logStoreSavePeak)) + " (" + formatted(Double(row.logStoreSavePeak) / (Double(row.size) * recordBytes)) + ")",
+             row.logStoreSavePeak.map { Self.bytes(Double($0)) + " (" + formatted(Double($0) / (Double(row.size) * recordBytes)) + ")" } ?? "–",
              Self.bytes(Double(row.logStorePeakBatchImport)), Self.bytes(Double(row.sqlitePeakInsert)),
              formatted(row.logStoreResidentPerRecord), formatted(row.sqliteResidentPerRecord),
              formatted(row.logStoreFilePerRecord), formatted(row.sqliteFilePerRecord), formatted(row.logStoreIndexFramePerRecord)]
