@@ -72,12 +72,7 @@ struct DeleteRunTests {
             let path = directory + "/warehouse.logstore"
             var options = JournalOptions(compaction: .manual)
             options.snapshotBlockSize = 4 << 10
-            do {
-                let store = try Store(path: path, model: Warehouse.model(), options: options)
-                defer { store.close() }
-                _ = try Warehouse.seed(store, count: items)
-                _ = try store.compact()
-            }
+            try Warehouse.seededStore(at: path, count: items, compacting: true, options: options).close()
             try body(path, options)
         }
     }
@@ -88,10 +83,8 @@ struct DeleteRunTests {
         try withTemporaryDirectory { directory in
             let path = directory + "/warehouse.logstore"
             do {
-                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(compaction: .manual, preallocationSize: 0))
+                let store = try Warehouse.seededStore(at: path, count: 10_000, compacting: compacting, options: JournalOptions(compaction: .manual, preallocationSize: 0))
                 defer { store.close() }
-                _ = try Warehouse.seed(store, count: 10_000)
-                if compacting { _ = try store.compact() }
                 #expect(try JournalFixtures.header(of: JournalFixtures.read(path), path: path).readVersion == FileLayout.deleteRunVersion)
                 let before = try JournalFixtures.fileSize(path)
                 let result = try store.execute(BatchDeleteRequest(entityName: "Item"))

@@ -29,6 +29,20 @@ enum Warehouse {
     }
 
     /// `count` items named "item N" with value N, saved by a context.
+    /// A new store at `path`, seeded with `count` items and compacted
+    /// when `compacting`, left open for the caller to close.
+    static func seededStore(at path: String, count: Int, compacting: Bool, options: JournalOptions = JournalOptions(compaction: .manual)) throws -> Store {
+        let store = try Store(path: path, model: model(), options: options)
+        do {
+            _ = try seed(store, count: count)
+            if compacting { _ = try store.compact() }
+        } catch {
+            store.close()
+            throw error
+        }
+        return store
+    }
+
     static func seed(_ store: Store, count: Int) throws -> [ObjectID] {
         let context = store.newContext()
         var items: [ManagedObject] = []

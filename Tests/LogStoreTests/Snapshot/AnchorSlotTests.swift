@@ -73,12 +73,7 @@ struct AnchorSlotTests {
     func verifyNotesAnchorSlots(compacting: Bool) throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/warehouse.logstore"
-            do {
-                let store = try Store(path: path, model: Warehouse.model(), options: JournalOptions(compaction: .manual))
-                defer { store.close() }
-                _ = try Warehouse.seed(store, count: 10)
-                if compacting { _ = try store.compact() }
-            }
+            try Warehouse.seededStore(at: path, count: 10, compacting: compacting).close()
             #expect(try StoreInspector.verify(path: path).notes.allSatisfy { !$0.contains("anchor slot") })
             var bytes = try JournalFixtures.read(path)
             #expect(try JournalFixtures.header(of: bytes, path: path).readVersion == FileLayout.currentVersion)
