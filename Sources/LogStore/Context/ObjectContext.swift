@@ -197,7 +197,7 @@ public final class ObjectContext {
         checkConfinement()
         let entity = try store.model.entity(named: entityName)
         try store.checkServing()
-        var ids = store.keys(of: entityName).map { store.id(entity, $0) }
+        var ids = try store.keys(of: entityName).map { store.id(entity, $0) }
         if !deletedObjects.isEmpty { ids = ids.filter { deletedObjects[$0] == nil } }
         ids += inserted.filter { !$0.isDeleted && $0.entity.name == entityName }.map(\.objectID)
         return ids

@@ -34,6 +34,15 @@ extension CommittedState {
             let needed = (0..<(entity.attributes.count + entity.relationships.count)).map { slot in
                 slot < entity.attributes.count ? indexed.contains(slot) : entity.relationships[slot - entity.attributes.count].isStored
             }
+            let failedBefore = table.snapshot?.failedReadCount ?? 0
+            defer {
+                // A key-directory leaf that fails leaves its records out.
+                do throws(LogStoreError) {
+                    try table.snapshot?.checkNoReadFailed(since: failedBefore)
+                } catch {
+                    problems.append("the records of \(entity.name) could not all be read: \(error.message)")
+                }
+            }
             table.forEachKey { key in
                 guard let record = table.record(key) else {
                     problems.append("\(entity.name)/p\(key) is listed but its values cannot be read")

@@ -90,6 +90,9 @@ public struct JournalOptions: Sendable, Hashable {
     /// version 7, FORMAT.md §13); tests choose version 4's index frame or
     /// version 5's leaves here, to write files of those versions.
     var snapshotFormat = SnapshotFormat.paged
+    /// The payload size a compaction fills index blocks to; tests choose
+    /// less, for tables of many leaves from few records.
+    var snapshotIndexBlockSize = SnapshotWriter.indexBlockSize
 
     /// Creates options; every parameter has the safe default.
     public init(

@@ -234,7 +234,10 @@ private struct CommittedLinks {
     private func unlinked(_ source: EntityDescription, through index: Int) -> [UInt64] {
         let relationship = source.relationships[index]
         let destination = snapshot.model.entities[relationship.destinationIndex]
-        let keys = state.table(source).keys
+        // A key-directory leaf that fails to read is kept by the snapshot,
+        // and the fetch this serves throws it (FetchExecution.checkingReads).
+        var keys: [UInt64] = []
+        state.table(source).forEachKey { keys.append($0) }
         if relationship.isStored {
             // Links to a deleted record (left by `noAction`) read nil too.
             let slot = source.attributes.count + index

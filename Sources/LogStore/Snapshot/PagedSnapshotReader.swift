@@ -18,8 +18,12 @@ extension SnapshotFile {
     /// read-back check every frame.
     ///
     /// The store's state is built from it as from an index frame: the key
-    /// directory gives the block directory and where each live record is,
-    /// the target tables the pointers. Of the secondary indexes, one whose
+    /// directory gives where each live record is, the target tables the
+    /// pointers. Without `checkingDataBlocks`, and when the run holds no
+    /// tombstones, the key directory is read a leaf at a time
+    /// (``PagedKeyDirectory``): open reads its branches and the leaves
+    /// where an entity's records end, for each entity's count and key
+    /// range. Otherwise every leaf is read now, into the block directory. Of the secondary indexes, one whose
     /// attribute's values are never cut, as the snapshot's recorded model
     /// types it, is read a leaf at a time from then on: open reads its
     /// branches (``SnapshotFile/storedIndexes``). The others are read whole,
@@ -47,7 +51,10 @@ extension SnapshotFile {
         }
         let file = try journalFile.reopenForReading()
         let snapshot = SnapshotFile(index: extent.index, tailStart: extent.tailStart, file: file, cacheCapacity: cacheCapacity,
-                                    storedIndexes: paged, rootOffset: rootOffset)
+                                    storedIndexes: paged, rootOffset: rootOffset, keyDirectory: extent.keyDirectory, dataBytes: extent.dataBytes)
+        if extent.keyDirectory != nil {
+            for keys in try snapshot.pagedEntityKeys() { extent.index.entities[keys.entity].inSnapshot = .paged(keys) }
+        }
         return (snapshot, extent.index)
     }
 
@@ -56,22 +63,28 @@ extension SnapshotFile {
     /// of its run, data blocks included, in one sequential read.
     /// With `keysOnly`, reads the key directory and no other table: what a
     /// salvage needs, which rebuilds the others from the records. With
-    /// `opening`, reads what a store's open needs: each entity's keys
-    /// located (``SnapshotIndex/Entity/located``) rather than listed, and
-    /// the secondary indexes' tables listed in the extent's
-    /// `deferredIndexes` rather than read.
+    /// `opening`, reads what a store's open needs: the secondary indexes'
+    /// tables listed in the extent's `deferredIndexes` rather than read, and
+    /// each entity's keys located (``SnapshotIndex/Entity/inSnapshot``)
+    /// rather than listed; or, when no frame is checked and the run holds no
+    /// tombstones, the key directory's leaves listed in the extent's
+    /// `keyDirectory`, to be read a leaf at a time (FORMAT.md §13.6).
     static func readPaged(in file: any FileIO, rootOffset: UInt64, fileSize: UInt64, checkingFrames: Bool, keysOnly: Bool = false, opening: Bool = false) throws(LogStoreError) -> SnapshotExtent {
         let reader = PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: fileSize)
         let (root, rootFrame) = try reader.readRoot()
         let rootEnd = rootOffset + rootFrame.frameSize
         let catalog = try reader.readCatalog(root.catalog, root: root)
         var deferred: [StoredIndexTable] = []
-        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly, deferring: opening ? { deferred.append($0) } : nil)
+        var keyDirectory: PagedKeyDirectory?
+        let pagingKeys = opening && !checkingFrames && root.runs[0].tombstoneCount == 0
+        var index = try reader.index(root: root, catalog: catalog, keysOnly: keysOnly, deferring: opening ? { deferred.append($0) } : nil,
+                                     pagingKeys: pagingKeys ? { keyDirectory = $0 } : nil)
         index.isPaged = true
         if checkingFrames { try reader.checkFrames(of: root.runs[0], directory: index.blocks) }
         let tally = reader.tally
         return SnapshotExtent(
-            index: index, deferredIndexes: deferred, start: UInt64(FileLayout.pagedFramesStart), offset: rootOffset, tailStart: rootEnd,
+            index: index, deferredIndexes: deferred, keyDirectory: keyDirectory, dataBytes: min(root.runs[0].dataBytes, root.runs[0].extentEnd - root.runs[0].extentStart),
+            start: UInt64(FileLayout.pagedFramesStart), offset: rootOffset, tailStart: rootEnd,
             indexFrames: tally.frames.load(ordering: .relaxed) + 2,
             indexStoredBytes: tally.storedBytes.load(ordering: .relaxed) + UInt64(root.catalog.storedSize) + UInt64(rootFrame.storedSize),
             indexRawBytes: tally.rawBytes.load(ordering: .relaxed) + UInt64(root.catalog.rawSize) + UInt64(rootFrame.rawSize))
@@ -203,8 +216,11 @@ struct PagedSnapshotReader {
     /// the key directory, secondary indexes and pointers from their tables.
     /// When `deferring` is given, each entity's keys are located instead
     /// of listed, and each secondary index's table goes to `deferring`
-    /// instead of being read.
-    func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool, deferring: ((StoredIndexTable) -> Void)? = nil) throws(LogStoreError) -> SnapshotIndex {
+    /// instead of being read. When `pagingKeys` is given, the key directory
+    /// goes to it with its leaves listed from its branches, and no leaf is
+    /// read: the block directory and the entities' keys stay empty.
+    func index(root: SnapshotRoot, catalog: SnapshotCatalog, keysOnly: Bool, deferring: ((StoredIndexTable) -> Void)? = nil,
+               pagingKeys: ((PagedKeyDirectory) -> Void)? = nil) throws(LogStoreError) -> SnapshotIndex {
         let run = root.runs[0]
         var index = SnapshotIndex(sequence: root.sequence, blockSize: 1)
         index.schema = catalog.schema
@@ -229,7 +245,13 @@ struct PagedSnapshotReader {
             }
             let reader = tableReader(tree, run: run)
             switch tree.type {
-            case .keys: try readKeyDirectory(reader, run: run, locating: deferring != nil, into: &index)
+            case .keys:
+                if let pagingKeys {
+                    pagingKeys(try PagedKeyDirectory(leaves: reader.leaves(), tree: tree, run: run, entityNames: index.entities.map(\.name),
+                                                     nextKeys: index.entities.map(\.nextKey), path: path))
+                } else {
+                    try readKeyDirectory(reader, run: run, locating: deferring != nil, into: &index)
+                }
             case .values:
                 if let deferring {
                     deferring(StoredIndexTable(entity: table.entity, attribute: table.name, tree: tree, run: run))
@@ -255,89 +277,46 @@ struct PagedSnapshotReader {
         defer {
             for entity in located.indices {
                 located[entity].trim()
-                index.entities[entity].located = located[entity]
+                index.entities[entity].inSnapshot = .located(located[entity])
             }
         }
         let tree = reader.tree
-        func damaged(_ offset: UInt64, _ reason: String) -> LogStoreError { reader.damaged(offset, reason) }
-        var previousEnd: UInt64?
+        var placement = KeyPlacement(path: path, tree: tree, run: run, entityNames: index.entities.map(\.name), nextKeys: index.entities.map(\.nextKey), allowsTombstones: true)
         var previousLast: (entity: Int, key: UInt64)?
         // A table of one leaf is its own top, which the root describes; any
         // other leaf is described by its parent.
         let leaves: [(handle: FrameHandle, entryCount: UInt64, first: (group: PagedGroup, key: UInt64)?)] =
             tree.height == 0 ? [(tree.top, tree.entryCount, nil)] : try reader.leaves().map { ($0.handle, $0.entryCount, ($0.group, $0.key)) }
         for (leafNumber, child) in leaves.enumerated() {
-            let leaf = try indexBlock(child.handle, of: run) { (bytes) throws(DecodeFailure) in try KeyDirectoryLeaf(decoding: bytes) }
-            let offset = child.handle.offset
-            guard leaf.run == tree.run, leaf.table == tree.table else {
-                throw damaged(offset, "it says run \(leaf.run), table \(leaf.table), level 0 where run \(tree.run), table \(tree.table), level 0 was expected")
-            }
-            guard UInt64(leaf.entryCount) == child.entryCount else {
-                throw damaged(offset, "it holds \(leaf.entryCount) entries where \(child.first == nil ? "the root lists" : "its parent lists") \(child.entryCount)")
-            }
+            let leaf = try keyLeaf(child.handle, of: run)
+            try placement.check(leaf, at: child.handle.offset, entryCount: child.entryCount, first: child.first)
             if leafNumber == 0 { reserveBlocks(firstLeaf: leaf, leafCount: leaves.count, run: run, located: &located, index: &index) }
             guard let first = leaf.first, let last = leaf.last else { continue }
-            if let expected = child.first, PagedGroup.order((.entity(first.entity), first.key), expected) != .orderedSame {
-                throw damaged(offset, "its first entry is not the one its parent lists")
-            }
             // An older version of the key before may go on into this leaf; it
-            // is refused below, as damage in a run without history.
+            // is refused when placed, as damage in a run without history.
             if let previousLast, previousLast.entity > first.entity || (previousLast.entity == first.entity && previousLast.key > first.key)
                 || (previousLast == first && leaf.runs[0].state != .olderVersion) {
-                throw damaged(offset, "its entries do not follow those of the block before it")
+                throw reader.damaged(child.handle.offset, "its entries do not follow those of the block before it")
             }
             previousLast = last
-            var position = 0, taken = 0
-            for dataBlock in leaf.dataBlocks {
-                // Within the run, each wholly after the one before (a block
-                // listed twice would load its records twice), and at least
-                // four raw bytes a record, the fewest a record takes.
-                let handle = dataBlock.handle
-                guard handle.offset >= run.extentStart, handle.offset <= run.extentEnd, handle.frameSize <= run.extentEnd - handle.offset,
-                      previousEnd.map({ handle.offset >= $0 }) ?? true, dataBlock.recordCount <= Int(handle.rawSize) / 4 else {
-                    throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory places a data block outside the run, or over the block listed before it, or lists more records in it than its bytes can hold")
+            try placement.place(leaf, firstNumber: index.blocks.count, addBlock: { index.blocks.append($0) }) { (entity, firstKey, count, block, firstSlot) throws(LogStoreError) in
+                guard locating else {
+                    index.entities[entity].keys.append(contentsOf: firstKey...(firstKey + UInt64(count - 1)))
+                    return
                 }
-                previousEnd = handle.offset + handle.frameSize
-                let number = index.blocks.count
-                var block = SnapshotIndex.Block(
-                    offset: handle.offset, storedSize: handle.storedSize, rawSize: handle.rawSize, checksum: handle.checksum,
-                    recordCount: dataBlock.recordCount, firstEntity: 0, firstKey: 0, lastEntity: 0, lastKey: 0)
-                // The leaf's record counts add up to its entries (checked when
-                // decoded), so its runs cover every slot.
-                var slot = 0
-                while slot < dataBlock.recordCount {
-                    let keys = leaf.runs[position]
-                    let count = min(keys.count - taken, dataBlock.recordCount - slot)
-                    let firstKey = keys.firstKey + UInt64(taken), lastKey = firstKey + UInt64(count - 1)
-                    guard keys.entity < index.entities.count else {
-                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists an entity the catalog lacks")
-                    }
-                    // Read field by field: a copy of the entity would share
-                    // the key list appended to below, and copy it whole.
-                    let nextKey = index.entities[keys.entity].nextKey
-                    guard lastKey < nextKey else {
-                        throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[keys.entity].name)/\(max(firstKey, nextKey)), at or past the entity's next key")
-                    }
-                    if slot == 0 { (block.firstEntity, block.firstKey) = (keys.entity, firstKey) }
-                    (block.lastEntity, block.lastKey) = (keys.entity, lastKey)
-                    switch keys.state {
-                    case .present where locating:
-                        // Keys increase within an entity (checked as the leaf
-                        // was decoded, and across leaves above).
-                        guard located[keys.entity].append(run: firstKey, count: count, block: number, firstSlot: slot) else {
-                            throw PagedTreeReader.damage(path: path, run: tree.run, offset: handle.offset, reason: "its key directory lists \(index.entities[keys.entity].name)/\(firstKey) out of key order")
-                        }
-                    case .present: index.entities[keys.entity].keys.append(contentsOf: firstKey...lastKey)
-                    case .tombstone: block.skipped.append(contentsOf: slot..<(slot + count))
-                    case .olderVersion: throw Self.olderVersion(reader, at: handle.offset, path: path)
-                    }
-                    slot += count
-                    taken += count
-                    if taken == keys.count { (position, taken) = (position + 1, 0) }
+                // Keys increase within an entity (checked as the leaf was
+                // decoded, and across leaves above).
+                guard located[entity].append(run: firstKey, count: count, block: block, firstSlot: firstSlot) else {
+                    throw PagedTreeReader.damage(path: path, run: tree.run, offset: child.handle.offset, reason: "its key directory lists \(index.entities[entity].name)/\(firstKey) out of key order")
                 }
-                index.blocks.append(block)
             }
         }
+    }
+
+    /// The key-directory leaf `handle` names in `run`, read and checked
+    /// against its handle.
+    func keyLeaf(_ handle: FrameHandle, of run: SnapshotRoot.Run) throws(LogStoreError) -> KeyDirectoryLeaf {
+        try indexBlock(handle, of: run) { (bytes) throws(DecodeFailure) in try KeyDirectoryLeaf(decoding: bytes) }
     }
 
     /// Makes room for the data blocks of a key directory of `leafCount`

@@ -8,9 +8,10 @@ import Synchronization
 /// Open reads the index frame and checks every block frame's checksum
 /// against the directory, decoding none: damage is reported at open, naming
 /// the block. A paged snapshot's open (format version 5) reads its index
-/// blocks only, unless it salvages; each data block is checked when first
-/// read, and a read that needs a block that fails says so (the first
-/// failure is kept, and counted). Blocks are decoded when a record in them
+/// blocks only, unless it salvages, and of its key directory the branches
+/// and the leaves where an entity ends (``PagedKeyDirectory``); each data
+/// block and key-directory leaf is checked when first read, and a read that
+/// needs one that fails says so (the first failure is kept, and counted). Blocks are decoded when a record in them
 /// is first touched, through a bounded ``BlockCache``.
 ///
 /// It reads through a descriptor of its own, so a compaction that renames
@@ -26,7 +27,13 @@ final class SnapshotFile: Sendable {
     /// Per entity of the snapshot (FORMAT.md §11.3), its name and slot count.
     let entityNames: [String]
     let slotCounts: [Int]
+    /// Every data block, when the key directory was read whole (an index
+    /// frame's snapshot, or a paged one read eagerly); empty when
+    /// ``keyDirectory`` is read a leaf at a time instead.
     let directory: [SnapshotIndex.Block]
+    /// A paged snapshot's key directory read a leaf at a time: the data
+    /// blocks are numbered by leaf and position (``PagedKeyDirectory``).
+    let keyDirectory: PagedKeyDirectory?
     /// What every block repeats of the index (format version 4 on), and
     /// the check of each block's against it.
     let blockContext: BlockContextCheck?
@@ -48,12 +55,19 @@ final class SnapshotFile: Sendable {
     private let cache: BlockCache
     private let decodedBlocks = Atomic<Int>(0)
     private let readLeaves = Atomic<Int>(0)
+    private let readKeyLeaves = Atomic<Int>(0)
     /// The first block that failed to read after open: an I/O error, or a
     /// paged snapshot's damaged data block. Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
     private let failedReads = Atomic<Int>(0)
 
-    init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int, storedIndexes: [StoredIndexTable] = [], rootOffset: UInt64 = 0) {
+    /// A snapshot of `index`, whose blocks `index.blocks` lists, or
+    /// `keyDirectory` when it is read a leaf at a time. For the latter, the
+    /// raw bytes of the blocks are not known without reading every leaf:
+    /// `dataBytes`, the bytes of its data frames as its root gives them,
+    /// stands for them (compressed, they are fewer).
+    init(index: SnapshotIndex, tailStart: UInt64, file: any FileIO, cacheCapacity: Int, storedIndexes: [StoredIndexTable] = [], rootOffset: UInt64 = 0,
+         keyDirectory: PagedKeyDirectory? = nil, dataBytes: UInt64 = 0) {
         self.storedIndexes = storedIndexes
         self.rootOffset = rootOffset
         sequence = index.sequence
@@ -61,7 +75,8 @@ final class SnapshotFile: Sendable {
         entityNames = index.entities.map(\.name)
         slotCounts = index.entities.map(\.slots.count)
         directory = index.blocks
-        rawBlockBytes = index.blocks.reduce(0) { $0 + Int($1.rawSize) }
+        self.keyDirectory = keyDirectory
+        rawBlockBytes = keyDirectory == nil ? index.blocks.reduce(0) { $0 + Int($1.rawSize) } : Int(clamping: dataBytes)
         blockContext = index.blockContext.map(BlockContextCheck.init)
         isPaged = index.isPaged
         self.file = file
@@ -173,6 +188,16 @@ final class SnapshotFile: Sendable {
         }
     }
 
+    /// The damage of data block `number` (as this snapshot numbers its
+    /// blocks, 0-based), for `reason`: named by its place in the directory
+    /// when that was read whole, else by its offset alone.
+    func blockDamage(_ number: Int, reason: String) -> LogStoreError {
+        if keyDirectory != nil, let entry = try? entry(number) {
+            return LogStoreError(.corruptSnapshot, "the snapshot data block at offset \(entry.offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: entry.offset)
+        }
+        return Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0, reason: reason)
+    }
+
     static func blockDamage(path: String, number: Int, offset: UInt64, reason: String) -> LogStoreError {
         LogStoreError(.corruptSnapshot, "snapshot block \(number) at offset \(offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset, frameNumber: number)
     }
@@ -231,8 +256,14 @@ final class SnapshotFile: Sendable {
     /// Blocks decoded since open (cache misses), for tests and statistics.
     var blocksDecoded: Int { decodedBlocks.load(ordering: .relaxed) }
 
-    /// Index leaves read since open (cache misses), for tests and statistics.
+    /// Leaves of secondary indexes read since open (cache misses), for
+    /// tests and statistics.
     var indexLeavesRead: Int { readLeaves.load(ordering: .relaxed) }
+
+    /// Leaves of a key directory read a leaf at a time read since it was
+    /// opened (cache misses, those open reads included), for tests and
+    /// statistics.
+    var keyLeavesRead: Int { readKeyLeaves.load(ordering: .relaxed) }
 
     /// The bytes of decoded blocks in memory now.
     var cachedBytes: Int { cache.byteCount }
@@ -262,8 +293,7 @@ final class SnapshotFile: Sendable {
             if let slot { try block.checkValues(at: slot) } else { try block.checkValues() }
             return true
         } catch {
-            let number = block.number
-            keep(Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0, reason: error.reason))
+            keep(blockDamage(block.number, reason: error.reason))
             return false
         }
     }
@@ -278,20 +308,42 @@ final class SnapshotFile: Sendable {
     /// Reads and decodes block `number` (0-based), bypassing the cache;
     /// with `checkingValues`, checks every record's values too.
     func readBlock(_ number: Int, checkingValues: Bool = true) throws(LogStoreError) -> SnapshotBlock {
-        let block = try Self.readBlock(number, of: directory, slotCounts: slotCounts, context: blockContext, paged: isPaged, checkingValues: checkingValues, in: file)
+        let entry = try entry(number)
+        let block = try Self.readBlock(number, entry, slotCounts: slotCounts, context: blockContext, paged: isPaged, checkingValues: checkingValues, in: file) { reason in
+            blockDamage(number, reason: reason)
+        }
         decodedBlocks.add(1, ordering: .relaxed)
         return block
     }
 
+    /// The directory's entry for data block `number` (0-based): from the
+    /// directory, or from the key-directory leaf that lists it.
+    ///
+    /// - Throws: the leaf's failure when it cannot be read.
+    func entry(_ number: Int) throws(LogStoreError) -> SnapshotIndex.Block {
+        guard let keyDirectory else { return directory[number] }
+        let (leaf, position) = PagedKeyDirectory.leafAndPosition(of: number)
+        let page = try readKeyPage(leaf, of: keyDirectory)
+        return page.blocks[position]
+    }
+
     /// Reads block `number` (0-based) of `directory` from `file` and checks
-    /// all of it: the frame, every record against the directory and, with
-    /// `checkingValues`, the entities' slot counts, and the context the
-    /// block starts with, if `context` says it has one, by it. A paged
-    /// snapshot's block (`paged`) numbers its records' lengths from one
-    /// (FORMAT.md §13.5).
+    /// all of it (``readBlock(_:_:slotCounts:context:paged:checkingValues:in:damaged:)``).
     static func readBlock(_ number: Int, of directory: [SnapshotIndex.Block], slotCounts: [Int], context: BlockContextCheck?, paged: Bool = false, checkingValues: Bool = true, in file: any FileIO) throws(LogStoreError) -> SnapshotBlock {
         let entry = directory[number]
-        func damaged(_ reason: String) -> LogStoreError { blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason) }
+        return try readBlock(number, entry, slotCounts: slotCounts, context: context, paged: paged, checkingValues: checkingValues, in: file) { reason in
+            blockDamage(path: file.path, number: number + 1, offset: entry.offset, reason: reason)
+        }
+    }
+
+    /// Reads block `number`, whose directory entry is `entry`, from `file`
+    /// and checks all of it: the frame, every record against the entry and,
+    /// with `checkingValues`, the entities' slot counts, and the context the
+    /// block starts with, if `context` says it has one, by it. A paged
+    /// snapshot's block (`paged`) numbers its records' lengths from one
+    /// (FORMAT.md §13.5). What is wrong is thrown as `damaged(reason)`.
+    static func readBlock(_ number: Int, _ entry: SnapshotIndex.Block, slotCounts: [Int], context: BlockContextCheck?, paged: Bool, checkingValues: Bool, in file: any FileIO,
+                          damaged: (String) -> LogStoreError) throws(LogStoreError) -> SnapshotBlock {
         let (end, overflow) = entry.offset.addingReportingOverflow(entry.frameSize)
         guard !overflow else { throw damaged("it is said to lie past the largest offset a file can have") }
         let frame: (FrameHeader, ArraySlice<UInt8>)
@@ -344,6 +396,49 @@ final class SnapshotFile: Sendable {
         }
     }
 
+    // MARK: - A key directory read a leaf at a time
+
+    /// Leaf `number` of ``keyDirectory``, placed, from the cache or read
+    /// now; nil when it cannot be read, the failure kept as a block's is.
+    func keyPage(_ number: Int) -> KeyDirectoryPage? {
+        guard let keyDirectory else { return nil }
+        do throws(LogStoreError) {
+            return try readKeyPage(number, of: keyDirectory)
+        } catch {
+            keep(error)
+            return nil
+        }
+    }
+
+    /// Leaf `number` of `directory`, placed, from the cache or read now.
+    private func readKeyPage(_ number: Int, of directory: PagedKeyDirectory) throws(LogStoreError) -> KeyDirectoryPage {
+        let key = BlockCache.Key.indexLeaf(table: directory.placement.tree.table, offset: directory.leaves[number].handle.offset)
+        if let cached = cache.block(key) as? KeyDirectoryPage { return cached }
+        let page = try directory.page(number, reader: PagedSnapshotReader(file: file, rootOffset: rootOffset, fileSize: tailStart))
+        readKeyLeaves.add(1, ordering: .relaxed)
+        cache.insert(page, as: key)
+        return page
+    }
+
+    /// How many data blocks it has. A key directory read a leaf at a time
+    /// is read whole for it, through the cache (a leaf that cannot be read
+    /// counts none): for tests and statistics.
+    var dataBlockCount: Int {
+        guard let keyDirectory else { return directory.count }
+        return keyDirectory.leaves.indices.reduce(0) { $0 + (keyPage($1)?.blocks.count ?? 0) }
+    }
+
+    /// Each entity's records, found from the key directory's branches and
+    /// the leaves where an entity ends, read now.
+    ///
+    /// - Throws: `.corruptSnapshot` when one of those leaves is damaged.
+    func pagedEntityKeys() throws(LogStoreError) -> [PagedEntityKeys] {
+        guard let keyDirectory else { return [] }
+        return try PagedEntityKeys.all(in: keyDirectory, entityCount: entityNames.count) { (number) throws(LogStoreError) in
+            try readKeyPage(number, of: keyDirectory)
+        }
+    }
+
     // MARK: - Secondary indexes of a paged snapshot
 
     /// `stored`'s table, read a leaf at a time through the cache.
@@ -358,6 +453,13 @@ final class SnapshotFile: Sendable {
     /// decode, or disagrees with the index) is found while salvage can
     /// still repair it.
     func checkEveryBlock() throws(LogStoreError) {
+        if let keyDirectory {
+            for leaf in keyDirectory.leaves.indices {
+                for position in try readKeyPage(leaf, of: keyDirectory).blocks.indices {
+                    _ = try readBlock(PagedKeyDirectory.number(leaf: leaf, position: position))
+                }
+            }
+        }
         for number in directory.indices { _ = try readBlock(number) }
         for stored in storedIndexes { try pagedIndex(stored).checkEveryLeaf() }
     }
@@ -372,9 +474,7 @@ final class SnapshotFile: Sendable {
     /// cannot show (a block is checked against the directory's first and
     /// last keys), kept and counted as a failed read.
     func reportMisplaced(key: UInt64, block number: Int, slot: Int) {
-        let error = Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0,
-                                     reason: "the index places the record with key \(key) at its record \(slot + 1), which holds another record, or none")
-        keep(error)
+        keep(blockDamage(number, reason: "the index places the record with key \(key) at its record \(slot + 1), which holds another record, or none"))
     }
 
     /// How many block reads failed since open: a reader that sees it grow
@@ -395,6 +495,11 @@ struct SnapshotExtent {
     /// A paged snapshot's secondary indexes, listed and not read, when its
     /// reader was asked to defer them.
     var deferredIndexes: [StoredIndexTable] = []
+    /// A paged snapshot's key directory, its leaves listed and not read,
+    /// when its reader was asked to read it a leaf at a time; and its data
+    /// frames' bytes, as the root gives them (no more than its run's).
+    var keyDirectory: PagedKeyDirectory? = nil
+    var dataBytes: UInt64 = 0
     /// Its first frame.
     var start: UInt64
     /// Its index frame (format versions 2 to 4) or root (version 5).

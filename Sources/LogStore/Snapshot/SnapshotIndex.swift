@@ -17,12 +17,13 @@ struct SnapshotIndex: Sendable, Equatable {
         var slots: [String]
         /// The next key the store gives out for this entity.
         var nextKey: UInt64
-        /// Its live records' keys, increasing; empty when `located` holds them.
+        /// Its live records' keys, increasing; empty when `inSnapshot` holds them.
         var keys: [UInt64]
         /// Its live records' keys and where each is, when the reader
-        /// located them instead of listing them: a store's open of a paged
-        /// snapshot (``SnapshotFile/openPaged(_:rootOffset:fileSize:cacheCapacity:checkingDataBlocks:)``).
-        var located: LocatedKeys? = nil
+        /// located them, or found the leaves that do, instead of listing
+        /// them: a store's open of a paged snapshot
+        /// (``SnapshotFile/openPaged(_:rootOffset:fileSize:cacheCapacity:checkingDataBlocks:readingWholeIndexes:)``).
+        var inSnapshot: SnapshotKeys? = nil
     }
 
     /// One block's entry in the directory.
@@ -87,7 +88,7 @@ struct SnapshotIndex: Sendable, Equatable {
     /// blocks give each record's length plus one (FORMAT.md §13.5).
     var isPaged = false
 
-    var recordCount: Int { entities.reduce(0) { $0 + ($1.located?.count ?? $1.keys.count) } }
+    var recordCount: Int { entities.reduce(0) { $0 + ($1.inSnapshot?.count ?? $1.keys.count) } }
 
     /// An empty index, for a writer to fill.
     init(sequence: UInt64, blockSize: Int) {

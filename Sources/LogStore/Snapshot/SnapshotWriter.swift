@@ -122,6 +122,9 @@ struct SnapshotWriter {
     static let baseRun: UInt64 = 1
     /// The payload size index blocks are filled to (FORMAT.md §13.5).
     static let indexBlockSize = 16 << 10
+    /// This writer's: ``indexBlockSize`` unless a test asks for less, to
+    /// make tables of many leaves from few records.
+    private let indexBlockSize: Int
 
     /// The size a compaction fills data blocks to when asked for
     /// `requested`: at least three times the encoded `context`, which every
@@ -135,8 +138,10 @@ struct SnapshotWriter {
 
     /// A writer of a snapshot at `sequence` whose blocks start with
     /// `context` (whose sequence it must be), into `file`.
-    init(file: any FileIO, format: SnapshotFormat = .indexFrame, compression: JournalOptions.Compression = .lz4, context: BlockContext, blockSize: Int, time: Date, totalRecords: Int) {
+    init(file: any FileIO, format: SnapshotFormat = .indexFrame, compression: JournalOptions.Compression = .lz4, context: BlockContext, blockSize: Int,
+         indexBlockSize: Int = Self.indexBlockSize, time: Date, totalRecords: Int) {
         self.format = format
+        self.indexBlockSize = indexBlockSize
         self.time = time
         let start = format.isPaged ? FileLayout.pagedFramesStart : FileLayout.headerSize
         appender = FrameAppender(file: file, at: UInt64(start), time: time, compression: compression)
@@ -150,7 +155,7 @@ struct SnapshotWriter {
         progress.totalRecords = totalRecords
         if format.isPaged {
             let runWords = format == .paged
-            keyDirectory = PagedTreeWriter(type: .keys, run: Self.baseRun, table: 0, blockSize: Self.indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
+            keyDirectory = PagedTreeWriter(type: .keys, run: Self.baseRun, table: 0, blockSize: indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
                 try appender.append(.indexBlock, sequence: Self.baseRun, block.encoded(as: .keys, runWords: runWords))
             }
         }
@@ -234,7 +239,7 @@ struct SnapshotWriter {
             case .pointers: type = .targets
             }
             let runWords = format == .paged
-            var writer = PagedTreeWriter(type: type, run: run, table: position, blockSize: Self.indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
+            var writer = PagedTreeWriter(type: type, run: run, table: position, blockSize: indexBlockSize, runWords: runWords) { [appender] (block) throws(LogStoreError) in
                 try appender.append(.indexBlock, sequence: run, block.encoded(as: type, runWords: runWords))
             }
             switch source {

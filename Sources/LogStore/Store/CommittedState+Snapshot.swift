@@ -19,7 +19,7 @@ extension CommittedState {
     /// the snapshot's sequence number; a migrated entity's records, inserted
     /// again with this model's slots, the snapshot's sequence number.
     mutating func load(_ index: SnapshotIndex, from snapshot: SnapshotFile) throws(LogStoreError) {
-        for table in model.entities.indices { tables[table].attach(snapshot, located: LocatedKeys()) }
+        for table in model.entities.indices { tables[table].attach(snapshot, keys: .none) }
         var cursor = BlockCursor(snapshot.directory)
         var asStored: [Int: EntityDescription] = [:]
         for (position, section) in index.entities.enumerated() {
@@ -31,13 +31,13 @@ extension CommittedState {
             }
             nextKeys[entity.index] = max(nextKeys[entity.index], section.nextKey)
             reservedKeys[entity.index] = max(reservedKeys[entity.index], section.nextKey)
-            let located: LocatedKeys
-            if let given = section.located { located = given } else { located = try Self.locate(section, of: entity, in: snapshot, cursor: &cursor) }
+            let keys: SnapshotKeys
+            if let given = section.inSnapshot { keys = given } else { keys = .located(try Self.locate(section, of: entity, in: snapshot, cursor: &cursor)) }
             if section.slots == Self.slotNames(entity) {
                 asStored[position] = entity
-                tables[entity.index].attach(snapshot, located: located)
+                tables[entity.index].attach(snapshot, keys: keys)
             } else {
-                try migrate(located, of: section, to: entity, from: snapshot, version: index.sequence)
+                try migrate(keys, of: section, to: entity, from: snapshot, version: index.sequence)
             }
         }
 
@@ -104,12 +104,15 @@ extension CommittedState {
     /// Reads the records `located` places, of `section`, written with other
     /// slots than `entity` has now, and inserts them with this model's
     /// slots: values by slot name, defaults for slots added since.
-    private mutating func migrate(_ located: LocatedKeys, of section: SnapshotIndex.Entity, to entity: EntityDescription, from snapshot: SnapshotFile, version: UInt64) throws(LogStoreError) {
+    private mutating func migrate(_ keys: SnapshotKeys, of section: SnapshotIndex.Entity, to entity: EntityDescription, from snapshot: SnapshotFile, version: UInt64) throws(LogStoreError) {
         var records: [(key: UInt64, block: Int, slot: Int)] = []
-        records.reserveCapacity(located.count)
-        located.forEachRun { block, firstSlot, run in
+        records.reserveCapacity(keys.count)
+        let failedBefore = snapshot.failedReadCount
+        keys.forEachRun(in: snapshot) { block, firstSlot, run in
             for index in 0..<run.count { records.append((run[index], block, firstSlot + index)) }
         }
+        // A key-directory leaf that could not be read leaves its records out.
+        try snapshot.checkNoReadFailed(since: failedBefore)
         let names = Self.slotNames(entity)
         let mapping = section.slots.map { names.firstIndex(of: $0) }
         var block: SnapshotBlock?
@@ -126,7 +129,7 @@ extension CommittedState {
             }
             // A record that is not where the index places it is never made up from defaults.
             guard found != nil else {
-                throw SnapshotFile.blockDamage(path: snapshot.path, number: number + 1, offset: snapshot.directory[number].offset, reason: "the index places \(entity.name)/\(key) at its record \(slot + 1), which holds another record")
+                throw snapshot.blockDamage(number, reason: "the index places \(entity.name)/\(key) at its record \(slot + 1), which holds another record")
             }
             apply(.insert(entity: entity, key: key, values: values), version: version)
         }
@@ -250,17 +253,29 @@ extension CommittedState {
     /// that a failure there stopped the compaction) reads it so from then
     /// on; the others keep `sections`, `written`'s indexes as the
     /// compaction wrote them (``indexSections()``).
-    mutating func relocate(into snapshot: SnapshotFile, from written: CommittedState, sections: [SnapshotIndex.Index]) {
+    ///
+    /// Where each record is comes from `index`, what the compaction's
+    /// read-back of `snapshot` found (checked against `written`'s counts):
+    /// a paged snapshot's located keys, or an index frame's listed keys,
+    /// placed block after block.
+    mutating func relocate(into snapshot: SnapshotFile, index: SnapshotIndex, from written: CommittedState, sections: [SnapshotIndex.Index]) {
         legacyReferenceDestinations = nil
         var cursor = BlockCursor(snapshot.directory)
         for entity in model.entities {
             let table = entity.index
-            // The snapshot holds `written`'s records in key order, so the
-            // keys increase and `append` takes each.
-            var located = LocatedKeys()
-            written.tables[table].forEachKey { key in
-                let (block, slot) = cursor.next()
-                _ = located.append(key, block: block, slot: slot)
+            let section = index.entities[table]
+            let located: SnapshotKeys
+            if let given = section.inSnapshot {
+                located = given
+            } else {
+                // The keys increase (the snapshot lists them in key order),
+                // so `append` takes each.
+                var listed = LocatedKeys()
+                for key in section.keys {
+                    let (block, slot) = cursor.next()
+                    _ = listed.append(key, block: block, slot: slot)
+                }
+                located = .located(listed)
             }
             tables[table].relocate(into: snapshot, located: located, from: written.tables[table])
             // Each index starts again from what the snapshot holds, plus the

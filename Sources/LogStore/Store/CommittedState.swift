@@ -116,7 +116,10 @@ struct CommittedState: Sendable {
 
     func version(_ entity: String, _ key: UInt64) -> UInt64? { index(entity).flatMap { tables[$0].version(key) } }
 
-    func keys(of entity: String) -> [UInt64] { index(entity).map { tables[$0].keys } ?? [] }
+    func keys(of entity: String) throws(LogStoreError) -> [UInt64] {
+        guard let index = index(entity) else { return [] }
+        return try tables[index].keys()
+    }
 
     func count(of entity: String) -> Int { index(entity).map { tables[$0].count } ?? 0 }
 
@@ -270,7 +273,11 @@ struct CommittedState: Sendable {
         for entity in model.entities {
             let slots = entity.attributes.indices.filter { if case .decimal = entity.attributes[$0].type { true } else { false } }
             guard !slots.isEmpty else { continue }
-            for key in tables[entity.index].keys {
+            // A file of version 1 or 2 has no paged snapshot, so no key is
+            // left out here.
+            var keys: [UInt64] = []
+            tables[entity.index].forEachKey { keys.append($0) }
+            for key in keys {
                 guard let record = tables[entity.index].record(key) else { continue }
                 let converted: [(Int, StoredValue)] = slots.compactMap { slot in
                     guard slot < record.values.count, case .string(let text) = record.values[slot] else { return nil }

@@ -8,8 +8,8 @@ import CLogStoreSupport
 ///
 /// A record's values sit encoded (the value codec of FORMAT.md §5.2) either
 /// in the snapshot the store was opened from or last compacted into, found
-/// through ``LocatedKeys`` (a few bytes per block, not per key) and decoded
-/// when first touched; or, once a save changed the record since, in a paged
+/// through ``SnapshotKeys`` (a few bytes per block, not per key, or a key
+/// directory read a leaf at a time) and decoded when first touched; or, once a save changed the record since, in a paged
 /// byte arena (``RecordArena``). Only records changed since the snapshot have an entry in the key
 /// map: 24 bytes of bookkeeping beyond the values, and 12 more in the arena;
 /// a record of the snapshot that a save deleted has an entry that hides it
@@ -38,16 +38,18 @@ struct EntityTable: Sendable {
     }
 
     /// Where a live record is: in the arena (with its entry), or in a
-    /// snapshot block, at a slot.
+    /// snapshot block, at a slot; or not known, its key-directory leaf
+    /// unreadable (the snapshot keeps the failure).
     private enum Location {
         case arena(Entry)
         case snapshot(block: Int, slot: Int)
+        case unreadable
     }
 
     /// The records changed since the snapshot, by key.
     private var entries = KeyMap(empty: Entry.absent)
     /// The snapshot's records of this entity, by key.
-    private var located = LocatedKeys()
+    private var inSnapshot = SnapshotKeys.none
     /// Records' encoded values in pages (no buffer per record), each after
     /// its key and length, so that rewriting the arena walks the arena, not
     /// every key of the table.
@@ -64,8 +66,11 @@ struct EntityTable: Sendable {
     private func location(_ key: UInt64) -> Location? {
         let entry = entries[key]
         if entry.isChange { return entry.isPresent ? .arena(entry) : nil }
-        guard let (block, slot) = located.locate(key) else { return nil }
-        return .snapshot(block: block, slot: slot)
+        switch inSnapshot.locate(key, in: snapshot) {
+        case .at(let block, let slot): return .snapshot(block: block, slot: slot)
+        case .absent: return nil
+        case .unreadable: return .unreadable
+        }
     }
 
     /// A snapshot record's version: the one its block keeps, the transaction
@@ -88,6 +93,9 @@ struct EntityTable: Sendable {
         fileprivate enum Place {
             case decoded(Record)
             case snapshot(SnapshotFile, block: Int, slot: Int)
+            /// In a snapshot whose key directory is read a leaf at a time,
+            /// found through its leaf by ``read()``, which may read the disk.
+            case paged(SnapshotFile, SnapshotKeys)
         }
         let key: UInt64
         fileprivate let place: Place
@@ -101,6 +109,19 @@ struct EntityTable: Sendable {
                 if let record = EntityTable.withSnapshotValues(snapshot, block: number, slot: slot, key: key, { EntityTable.decode(version: $0, $1) }) {
                     return .found(record)
                 }
+                return Self.failure(of: snapshot, key: key)
+            case .paged(let snapshot, let keys):
+                switch keys.locate(key, in: snapshot) {
+                case .at(let number, let slot):
+                    return FoundRecord(key: key, place: .snapshot(snapshot, block: number, slot: slot)).read()
+                case .absent: return .absent
+                case .unreadable: return Self.failure(of: snapshot, key: key)
+                }
+            }
+        }
+
+        /// The failure `snapshot` keeps for the read of the record with `key`.
+        private static func failure(of snapshot: SnapshotFile, key: UInt64) -> Store.RecordLookup {
                 do throws(LogStoreError) {
                     try snapshot.checkReadable()
                 } catch {
@@ -108,20 +129,24 @@ struct EntityTable: Sendable {
                 }
                 // A failed read is always kept, so this is not reached.
                 return .unreadable(LogStoreError(.corruptSnapshot, "the record with key \(key) could not be read from \(snapshot.path)", path: snapshot.path))
-            }
         }
     }
 
-    /// Where the live record with `key` is, reading no block; nil when
-    /// there is none.
+    /// Where the live record with `key` is, reading nothing from the disk;
+    /// nil when there is none. In a snapshot whose key directory is read a
+    /// leaf at a time, the leaf is read by ``FoundRecord/read()``.
     func find(_ key: UInt64) -> FoundRecord? {
-        switch location(key) {
-        case nil: return nil
-        case .arena(let entry): return FoundRecord(key: key, place: .decoded(arenaValues(entry) { Self.decode(version: entry.version, $0) }))
-        case .snapshot(let block, let slot):
-            guard let snapshot else { return nil }
-            return FoundRecord(key: key, place: .snapshot(snapshot, block: block, slot: slot))
+        let entry = entries[key]
+        if entry.isChange {
+            guard entry.isPresent else { return nil }
+            return FoundRecord(key: key, place: .decoded(arenaValues(entry) { Self.decode(version: entry.version, $0) }))
         }
+        guard let snapshot else { return nil }
+        if case .paged(let keys) = inSnapshot {
+            return keys.mayHold(key) ? FoundRecord(key: key, place: .paged(snapshot, inSnapshot)) : nil
+        }
+        guard case .at(let block, let slot) = inSnapshot.locate(key, in: snapshot) else { return nil }
+        return FoundRecord(key: key, place: .snapshot(snapshot, block: block, slot: slot))
     }
 
     /// A record from its version and encoded values.
@@ -135,10 +160,18 @@ struct EntityTable: Sendable {
         return Record(values: values, version: version)
     }
 
-    /// Whether a live record has `key`, reading no block.
+    /// Whether a live record has `key`, reading no data block: true too
+    /// when the key-directory leaf that would hold it cannot be read (the
+    /// snapshot keeps the failure), so that nothing the snapshot may hold
+    /// is taken for absent.
     func contains(_ key: UInt64) -> Bool {
         let entry = entries[key]
-        return entry.isChange ? entry.isPresent : located.contains(key)
+        return entry.isChange ? entry.isPresent : snapshotMayHold(key)
+    }
+
+    /// Whether the snapshot holds `key`, or its leaf cannot be read.
+    private func snapshotMayHold(_ key: UInt64) -> Bool {
+        inSnapshot.locate(key, in: snapshot) != .absent
     }
 
     /// The version of the record with `key`: for a record in the snapshot,
@@ -171,7 +204,7 @@ struct EntityTable: Sendable {
     /// to read; nil when there is none, or its block cannot be read.
     func withValues<Result>(of key: UInt64, _ body: (_ version: UInt64, _ bytes: UnsafeRawBufferPointer) -> Result) -> Result? {
         switch location(key) {
-        case nil:
+        case nil, .unreadable:
             return nil
         case .arena(let entry):
             return arenaValues(entry) { body(entry.version, $0) }
@@ -193,7 +226,7 @@ struct EntityTable: Sendable {
         var current: (number: Int, block: SnapshotBlock?)?
         for key in keys {
             switch location(key) {
-            case nil:
+            case nil, .unreadable:
                 continue
             case .arena(let entry):
                 guard arenaValues(entry, { body(key, entry.version, $0) }) else { return }
@@ -251,7 +284,7 @@ struct EntityTable: Sendable {
         // a variable the per-record loop shared with a closure was checked
         // for exclusive access at run time at every record.
         var next = 0
-        located.forEachRun { number, firstSlot, run in
+        inSnapshot.forEachRun(in: snapshot) { number, firstSlot, run in
             // A scan reads every record of the block: all are checked.
             guard let snapshot, let block = snapshot.block(number), snapshot.checkedValues(of: block) else {
                 // Its records cannot be read (the failure is kept); the
@@ -335,7 +368,7 @@ struct EntityTable: Sendable {
     func forEachKey(_ body: (UInt64) -> Void) {
         let changed = changedKeys()
         var next = 0
-        located.forEachRun { _, _, run in
+        inSnapshot.forEachRun(in: snapshot) { _, _, run in
             // Copied in and out once a run, as in forEachRecord.
             var position = next
             var upcoming = position < changed.count ? changed[position] : .max
@@ -359,17 +392,22 @@ struct EntityTable: Sendable {
     }
 
     /// Every live key, in increasing order.
-    var keys: [UInt64] {
+    ///
+    /// - Throws: the failure of a key-directory leaf that could not be
+    ///   read (its keys would be missing), or of one that failed meanwhile.
+    func keys() throws(LogStoreError) -> [UInt64] {
+        let failedBefore = snapshot?.failedReadCount ?? 0
         var keys: [UInt64] = []
         keys.reserveCapacity(count)
         forEachKey { keys.append($0) }
+        try snapshot?.checkNoReadFailed(since: failedBefore)
         return keys
     }
 
     /// The bytes that find records, not counting their values: the entries
     /// of the records changed since the snapshot, and the snapshot's located
     /// keys. For tests and statistics.
-    var bookkeepingBytes: Int { entries.byteCount + located.byteCount }
+    var bookkeepingBytes: Int { entries.byteCount + inSnapshot.byteCount }
 
     /// How many records were changed or deleted since the snapshot: the
     /// entries the key map holds.
@@ -382,7 +420,7 @@ struct EntityTable: Sendable {
         let old = entries[key]
         if old.isPresent {
             retire(old)
-        } else if old.isDeleted || !located.contains(key) {
+        } else if old.isDeleted || !snapshotMayHold(key) {
             count += 1
         }
         let (start, length) = arena.append(key: key, values: record.values)
@@ -393,22 +431,22 @@ struct EntityTable: Sendable {
 
     mutating func remove(_ key: UInt64) {
         let old = entries[key]
-        guard old.isPresent || (!old.isChange && located.contains(key)) else { return }
+        let inSnapshot = snapshotMayHold(key)
+        guard old.isPresent || (!old.isChange && inSnapshot) else { return }
         if old.isPresent { retire(old) }
         count -= 1
         // A record the snapshot holds stays hidden; one only the arena held
         // leaves nothing behind.
-        entries[key] = located.contains(key) ? .deleted : .absent
+        entries[key] = inSnapshot ? .deleted : .absent
         compactIfMostlyDead()
     }
 
-    /// Reads the records `located` places from `snapshot` from now on: what
+    /// Reads the records `keys` places from `snapshot` from now on: what
     /// open does, before any record is changed.
-    mutating func attach(_ snapshot: SnapshotFile, located: LocatedKeys) {
+    mutating func attach(_ snapshot: SnapshotFile, keys: SnapshotKeys) {
         self.snapshot = snapshot
-        self.located = located
-        self.located.trim()
-        count = located.count
+        inSnapshot = keys
+        count = keys.count
     }
 
     /// After a compaction wrote `written` (this table as it was when the
@@ -416,7 +454,7 @@ struct EntityTable: Sendable {
     /// records: each record not changed since is read from there from now
     /// on, and the memory its values and entry took is freed. Changes since
     /// stay, and the live records are the same ones.
-    mutating func relocate(into snapshot: SnapshotFile, located: LocatedKeys, from written: EntityTable) {
+    mutating func relocate(into snapshot: SnapshotFile, located: SnapshotKeys, from written: EntityTable) {
         var kept = KeyMap(empty: Entry.absent)
         var movedBytes = 0, movedRecords = 0
         entries.forEach { key, entry in
@@ -443,8 +481,7 @@ struct EntityTable: Sendable {
         arenaRecords -= movedRecords
         entries = kept
         self.snapshot = snapshot
-        self.located = located
-        self.located.trim()
+        inSnapshot = located
         packArena()
     }
 

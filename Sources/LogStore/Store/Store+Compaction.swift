@@ -188,7 +188,8 @@ extension Store {
 
         let format = journal.options.snapshotFormat
         let context = written.blockContext(sequence: point.sequence, symbols: point.names)
-        var writer = SnapshotWriter(file: file, format: format, compression: journal.options.compression, context: context, blockSize: SnapshotWriter.dataBlockSize(journal.options.snapshotBlockSize, repeating: context), time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
+        var writer = SnapshotWriter(file: file, format: format, compression: journal.options.compression, context: context, blockSize: SnapshotWriter.dataBlockSize(journal.options.snapshotBlockSize, repeating: context),
+                                    indexBlockSize: journal.options.snapshotIndexBlockSize, time: Date(), totalRecords: written.tables.reduce(0) { $0 + $1.count })
         progress?(.writingSnapshot, writer.progress)
         var stopped: LogStoreError?
         try written.write(to: &writer) { current in
@@ -215,6 +216,14 @@ extension Store {
             throw LogStoreError(.io, "the header of \(temporary) does not read back as written; the compaction stopped and the store goes on in \(path)", path: temporary)
         }
         let origin = try TailOrigin(file: file, after: snapshot, index: index, deleteRuns: newHeader.holdsDeleteRuns)
+        // The read-back located each entity's records (a paged snapshot's),
+        // or listed them (an index frame's): exactly the ones written.
+        for entity in model.entities {
+            let section = index.entities[entity.index]
+            guard (section.inSnapshot?.count ?? section.keys.count) == written.tables[entity.index].count else {
+                throw LogStoreError(.io, "the snapshot \(temporary) was written with \(written.tables[entity.index].count) records of \(entity.name) but reads back with \(section.inSnapshot?.count ?? section.keys.count); the compaction stopped and the store goes on in \(path)", path: temporary, entity: entity.name)
+            }
+        }
         try checkOpen()
 
         // 3. Transactions saved meanwhile, copied while saves go on.
@@ -282,7 +291,7 @@ extension Store {
 
         // 5. Readers move: records unchanged since the snapshot are read from
         //    it from now on, and their copies in memory are freed.
-        state.withLock { $0.relocate(into: snapshot, from: written, sections: indexes) }
+        state.withLock { $0.relocate(into: snapshot, index: index, from: written, sections: indexes) }
         if let directoryFailure { throw directoryFailure }
         if let markFailure {
             throw LogStoreError(.io, "\(path) was compacted and the store goes on in the new file, but the old file could not be marked as replaced (\(markFailure.message)): a writer reaching the old file through another name of it (a hard link) would not be refused. Remove other names of the store file", path: path, errno: markFailure.errno, details: [markFailure])

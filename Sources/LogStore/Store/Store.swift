@@ -392,7 +392,15 @@ public final class Store: Sendable {
         state.withLock { $0.withTable(id.entityIndex) { $0.prefetchValues(id.key) } }
     }
 
-    func keys(of entity: String) -> [UInt64] { state.withLock { $0.keys(of: entity) } }
+    /// The keys of `entity`'s live records, in increasing order.
+    ///
+    /// The table is taken under the lock and listed after it: listing may
+    /// read key-directory leaves, and a save must not wait for the disk.
+    func keys(of entity: String) throws(LogStoreError) -> [UInt64] {
+        guard let index = model.entitiesByName[entity]?.index else { return [] }
+        let table = state.withLock { $0.tables[index] }
+        return try table.keys()
+    }
 
     func count(of entity: String) -> Int { state.withLock { $0.count(of: entity) } }
 

@@ -253,7 +253,7 @@ extension DeleteRunTests {
             let store = try Store(path: path, model: Warehouse.model(), options: options)
             defer { store.close() }
             let snapshot = try #require(store.journal.snapshot)
-            #expect(snapshot.directory.count > 10 && snapshot.blocksDecoded == 0)
+            #expect(snapshot.dataBlockCount > 10 && snapshot.blocksDecoded == 0)
             let result = try store.execute(BatchDeleteRequest(entityName: "Item"))
             #expect(result.count == 3_000)
             #expect(snapshot.blocksDecoded == 0, "\(snapshot.blocksDecoded) blocks read to delete records by key")
