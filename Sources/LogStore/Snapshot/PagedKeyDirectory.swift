@@ -8,11 +8,14 @@
 /// A data block is named by the leaf that lists it and its position there,
 /// packed into one number (``number(leaf:position:)``), so that the blocks
 /// a store reads are cached and reported as the eagerly read directory's
-/// are, without a directory of every block in memory.
-struct PagedKeyDirectory: Sendable {
+/// are, without a directory of every block in memory. A class: a lookup
+/// passes it along, and its arrays are not retained one by one.
+final class PagedKeyDirectory: Sendable {
     /// The leaves, in order, as their parents list them: the first entry's
     /// entity and key, the entry count and the handle.
     let leaves: [PagedBlock.Child]
+    /// Each leaf's first entry, as plain numbers for a lookup's search.
+    private let firstEntries: [(entity: Int, key: UInt64)]
     /// The checks and placement of each leaf read.
     let placement: KeyPlacement
 
@@ -43,13 +46,28 @@ struct PagedKeyDirectory: Sendable {
             }
         }
         self.leaves = leaves
+        firstEntries = leaves.map { leaf in
+            guard case .entity(let entity) = leaf.group else { return (0, leaf.key) }
+            return (entity, leaf.key)
+        }
+    }
+
+    /// The last leaf within `range` whose first entry is not after
+    /// (`entity`, `key`); the range's first when none is.
+    func leaf(holding key: UInt64, of entity: Int, within range: Range<Int>) -> Int {
+        firstEntries.withUnsafeBufferPointer { firsts in
+            var low = range.lowerBound + 1, high = range.upperBound
+            while low < high {
+                let middle = (low + high) >> 1
+                let first = firsts[middle]
+                if first.entity < entity || (first.entity == entity && first.key <= key) { low = middle + 1 } else { high = middle }
+            }
+            return low - 1
+        }
     }
 
     /// The entity of leaf `number`'s first entry (checked at init).
-    func firstEntity(ofLeaf number: Int) -> Int {
-        if case .entity(let entity) = leaves[number].group { return entity }
-        return 0
-    }
+    func firstEntity(ofLeaf number: Int) -> Int { firstEntries[number].entity }
 
     /// Whether leaf `number` may hold entries of more than one entity, or
     /// the last of one: the last leaf, and each whose next leaf starts with
@@ -110,6 +128,16 @@ final class KeyDirectoryPage: CachedBlock {
     func keys(of entity: Int) -> LocatedKeys? {
         entities.firstIndex(of: entity).map { located[$0] }
     }
+
+    /// The block (its position here) and slot of `entity`'s `key`, or nil
+    /// when the leaf does not hold it: read in place, as a lookup does.
+    @inline(__always)
+    func locate(_ key: UInt64, of entity: Int) -> (block: Int, slot: Int)? {
+        // Most leaves hold one entity's keys.
+        if entities.count == 1 { return entities[0] == entity ? located[0].locate(key) : nil }
+        guard let position = entities.firstIndex(of: entity) else { return nil }
+        return located[position].locate(key)
+    }
 }
 
 /// One entity's records in a paged snapshot whose key directory is read a
@@ -164,32 +192,25 @@ struct PagedEntityKeys: Sendable, Equatable {
     /// outside them is absent.
     func mayHold(_ key: UInt64) -> Bool { count > 0 && key >= firstKey && key <= lastKey }
 
-    /// Where `key` is: in which block (numbered as ``PagedKeyDirectory``
-    /// numbers them) and slot, or not there, or in a leaf that cannot be
-    /// read (the failure kept by `page`, which returns nil).
-    func locate(_ key: UInt64, in directory: PagedKeyDirectory, page: (Int) -> KeyDirectoryPage?) -> SnapshotKeys.Placement {
-        guard mayHold(key) else { return .absent }
-        // The last leaf of the range whose first entry is at or before the
-        // key; the first leaf of the range when none is (it starts with
-        // another entity's entries, then this one's).
-        var low = leaves.lowerBound + 1, high = leaves.upperBound
-        while low < high {
-            let middle = (low + high) >> 1
-            let child = directory.leaves[middle]
-            if PagedGroup.order((child.group, child.key), (.entity(entity), key)) != .orderedDescending { low = middle + 1 } else { high = middle }
-        }
-        let number = low - 1
-        guard let leaf = page(number) else { return .unreadable }
-        guard let (position, slot) = leaf.keys(of: entity)?.locate(key) else { return .absent }
+    /// Where `key` is in `snapshot`: in which block (numbered as
+    /// ``PagedKeyDirectory`` numbers them) and slot, or not there, or in a
+    /// leaf that cannot be read (the failure kept by the snapshot).
+    func locate(_ key: UInt64, in snapshot: SnapshotFile) -> SnapshotKeys.Placement {
+        guard mayHold(key), let directory = snapshot.keyDirectory else { return .absent }
+        // The first leaf of the range may start with another entity's
+        // entries, then this one's.
+        let number = directory.leaf(holding: key, of: entity, within: leaves)
+        guard let leaf = snapshot.keyPage(number) else { return .unreadable }
+        guard let (position, slot) = leaf.locate(key, of: entity) else { return .absent }
         return .at(block: PagedKeyDirectory.number(leaf: number, position: position), slot: slot)
     }
 
     /// Calls `body` with each run of keys in consecutive slots of one
-    /// block, in key order; a leaf that cannot be read is skipped (its
-    /// failure kept by `page`, which returns nil, for the caller to check).
-    func forEachRun(in directory: PagedKeyDirectory, page: (Int) -> KeyDirectoryPage?, _ body: (_ block: Int, _ firstSlot: Int, _ keys: LocatedKeys.Run) -> Void) {
+    /// block of `snapshot`, in key order; a leaf that cannot be read is
+    /// skipped (its failure kept by the snapshot, for the caller to check).
+    func forEachRun(in snapshot: SnapshotFile, _ body: (_ block: Int, _ firstSlot: Int, _ keys: LocatedKeys.Run) -> Void) {
         for number in leaves {
-            guard let keys = page(number)?.keys(of: entity) else { continue }
+            guard let keys = snapshot.keyPage(number)?.keys(of: entity) else { continue }
             keys.forEachRun { position, firstSlot, run in
                 body(PagedKeyDirectory.number(leaf: number, position: position), firstSlot, run)
             }

@@ -56,6 +56,15 @@ final class SnapshotFile: Sendable {
     private let decodedBlocks = Atomic<Int>(0)
     private let readLeaves = Atomic<Int>(0)
     private let readKeyLeaves = Atomic<Int>(0)
+    /// Key-directory leaves kept once read, while they fit in an eighth of
+    /// the cache's capacity: a lookup then finds its leaf without the
+    /// cache's lock and hash. Beyond that, leaves are read through the
+    /// cache like data blocks.
+    private let pinnedKeyPages: [PinnedKeyPage]
+    private let pinnedKeyBytes = Atomic<Int>(0)
+    private final class PinnedKeyPage: Sendable {
+        let page = AtomicLazyReference<KeyDirectoryPage>()
+    }
     /// The first block that failed to read after open: an I/O error, or a
     /// paged snapshot's damaged data block. Saves refuse to go on past it.
     private let readFailure = Protected<LogStoreError?>(nil)
@@ -76,6 +85,7 @@ final class SnapshotFile: Sendable {
         slotCounts = index.entities.map(\.slots.count)
         directory = index.blocks
         self.keyDirectory = keyDirectory
+        pinnedKeyPages = (keyDirectory?.leaves.indices ?? 0..<0).map { _ in PinnedKeyPage() }
         rawBlockBytes = keyDirectory == nil ? index.blocks.reduce(0) { $0 + Int($1.rawSize) } : Int(clamping: dataBytes)
         blockContext = index.blockContext.map(BlockContextCheck.init)
         isPaged = index.isPaged
@@ -402,8 +412,16 @@ final class SnapshotFile: Sendable {
     /// now; nil when it cannot be read, the failure kept as a block's is.
     func keyPage(_ number: Int) -> KeyDirectoryPage? {
         guard let keyDirectory else { return nil }
+        if let pinned = pinnedKeyPages[number].page.load() { return pinned }
         do throws(LogStoreError) {
-            return try readKeyPage(number, of: keyDirectory)
+            let page = try readKeyPage(number, of: keyDirectory)
+            // Counted before it is kept, so that threads pinning at once
+            // never keep more than the share between them.
+            let fits = pinnedKeyBytes.add(page.byteCount, ordering: .relaxed).newValue <= cache.capacity / 8
+            if !fits || pinnedKeyPages[number].page.storeIfNil(page) !== page {
+                pinnedKeyBytes.subtract(page.byteCount, ordering: .relaxed)
+            }
+            return page
         } catch {
             keep(error)
             return nil

@@ -43,8 +43,8 @@ enum SnapshotKeys: Sendable, Equatable {
             guard let (block, slot) = keys.locate(key) else { return .absent }
             return .at(block: block, slot: slot)
         case .paged(let keys):
-            guard let snapshot, let directory = snapshot.keyDirectory else { return .absent }
-            return keys.locate(key, in: directory, page: snapshot.keyPage)
+            guard let snapshot else { return .absent }
+            return keys.locate(key, in: snapshot)
         }
     }
 
@@ -56,8 +56,8 @@ enum SnapshotKeys: Sendable, Equatable {
         switch self {
         case .located(let keys): keys.forEachRun(body)
         case .paged(let keys):
-            guard let snapshot, let directory = snapshot.keyDirectory else { return }
-            keys.forEachRun(in: directory, page: snapshot.keyPage, body)
+            guard let snapshot else { return }
+            keys.forEachRun(in: snapshot, body)
         }
     }
 
