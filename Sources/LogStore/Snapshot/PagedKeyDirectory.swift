@@ -76,6 +76,13 @@ final class PagedKeyDirectory: Sendable {
         number == leaves.count - 1 || firstEntity(ofLeaf: number + 1) != firstEntity(ofLeaf: number)
     }
 
+    /// Whether open reads leaf `number`: a boundary leaf, and the first of
+    /// each entity's leaves, so that each entity's first and last keys come
+    /// from leaves checked against their parents, not from a parent alone.
+    func isReadAtOpen(_ number: Int) -> Bool {
+        isBoundary(number) || number == 0 || firstEntity(ofLeaf: number - 1) != firstEntity(ofLeaf: number)
+    }
+
     /// Reads leaf `number` with `reader` and places it: checked against its
     /// parent's entry and against the next leaf's first entry, which its
     /// entries must stay before.
@@ -88,6 +95,11 @@ final class PagedKeyDirectory: Sendable {
             guard PagedGroup.order((.entity(last.entity), last.key), (next.group, next.key)) == .orderedAscending else {
                 throw PagedTreeReader.damage(path: placement.path, run: placement.tree.run, offset: child.handle.offset, reason: "its entries run past the first entry of the leaf after it")
             }
+        }
+        // A leaf of more data blocks than a number holds positions for
+        // (only a leaf larger than any writer writes can list them).
+        guard leaf.dataBlocks.count <= 1 << Self.positionBits else {
+            throw PagedTreeReader.damage(path: placement.path, run: placement.tree.run, offset: child.handle.offset, reason: "it lists \(leaf.dataBlocks.count) data blocks, more than a leaf of this version can (\(1 << Self.positionBits))")
         }
         var placing = placement
         var blocks: [SnapshotIndex.Block] = []
@@ -129,6 +141,12 @@ final class KeyDirectoryPage: CachedBlock {
         entities.firstIndex(of: entity).map { located[$0] }
     }
 
+    /// Whether the leaf's last entry comes before `entity`'s `key`.
+    func isBefore(_ entity: Int, _ key: UInt64) -> Bool {
+        guard let lastEntity = entities.last, let last = located.last?.lastKey else { return true }
+        return lastEntity < entity || (lastEntity == entity && last < key)
+    }
+
     /// The block (its position here) and slot of `entity`'s `key`, or nil
     /// when the leaf does not hold it: read in place, as a lookup does.
     @inline(__always)
@@ -166,7 +184,7 @@ struct PagedEntityKeys: Sendable, Equatable {
         }
         for number in directory.leaves.indices {
             let child = directory.leaves[number]
-            if directory.isBoundary(number) {
+            if directory.isReadAtOpen(number) {
                 let leaf = try page(number)
                 for (entity, keys) in zip(leaf.entities, leaf.located) {
                     var first: UInt64?, last: UInt64 = 0
@@ -201,7 +219,13 @@ struct PagedEntityKeys: Sendable, Equatable {
         // entries, then this one's.
         let number = directory.leaf(holding: key, of: entity, within: leaves)
         guard let leaf = snapshot.keyPage(number) else { return .unreadable }
-        guard let (position, slot) = leaf.locate(key, of: entity) else { return .absent }
+        guard let (position, slot) = leaf.locate(key, of: entity) else {
+            // Past the leaf's last entry, before the next leaf's first as its
+            // parent gives it: absent only if the next leaf, read and checked
+            // against that entry, does start there.
+            if number + 1 < leaves.upperBound, leaf.isBefore(entity, key), snapshot.keyPage(number + 1) == nil { return .unreadable }
+            return .absent
+        }
         return .at(block: PagedKeyDirectory.number(leaf: number, position: position), slot: slot)
     }
 

@@ -6,14 +6,14 @@ import Synchronization
 
 extension SnapshotFile {
     /// Opens the paged snapshot whose base root is at `rootOffset` of
-    /// `journalFile`, checking the root, the catalog and every index block
-    /// against its parent; with `checkingDataBlocks`, also every frame of
-    /// the run against its checksum, in one sequential read.
+    /// `journalFile`, checking the root, the catalog and each index block
+    /// it reads against its parent; with `checkingDataBlocks`, also every
+    /// frame of the run against its checksum, in one sequential read.
     ///
     /// Without it, a data block is checked when it is first read, against
     /// its handle, its checksum and the key directory (``readBlock(_:)``),
-    /// as FORMAT.md §13.6 has it: open reads the index blocks only, and a
-    /// read that needs a damaged block throws (FetchExecution, and
+    /// as FORMAT.md §13.6 has it: open reads index blocks only, and a read
+    /// that needs a damaged block throws (FetchExecution, and
     /// ``Store/lookup(_:)``). A salvage, a recover and a compaction's
     /// read-back check every frame.
     ///
@@ -23,11 +23,12 @@ extension SnapshotFile {
     /// tombstones, the key directory is read a leaf at a time
     /// (``PagedKeyDirectory``): open reads its branches and the leaves
     /// where an entity's records end, for each entity's count and key
-    /// range. Otherwise every leaf is read now, into the block directory. Of the secondary indexes, one whose
-    /// attribute's values are never cut, as the snapshot's recorded model
-    /// types it, is read a leaf at a time from then on: open reads its
-    /// branches (``SnapshotFile/storedIndexes``). The others are read whole,
-    /// unless `readingWholeIndexes` is false.
+    /// range. Otherwise every leaf is read now, into the block directory.
+    /// Of the secondary indexes, one whose attribute's values are never
+    /// cut, as the snapshot's recorded model types it, is read a leaf at a
+    /// time from then on: open reads its branches
+    /// (``SnapshotFile/storedIndexes``). The others are read whole, unless
+    /// `readingWholeIndexes` is false.
     ///
     /// - Returns: the snapshot, and what it holds as an index, the indexes
     ///   read a leaf at a time left out.

@@ -202,8 +202,10 @@ final class SnapshotFile: Sendable {
     /// blocks, 0-based), for `reason`: named by its place in the directory
     /// when that was read whole, else by its offset alone.
     func blockDamage(_ number: Int, reason: String) -> LogStoreError {
-        if keyDirectory != nil, let entry = try? entry(number) {
-            return LogStoreError(.corruptSnapshot, "the snapshot data block at offset \(entry.offset) of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: entry.offset)
+        if keyDirectory != nil {
+            let (leaf, position) = PagedKeyDirectory.leafAndPosition(of: number)
+            let offset = (try? entry(number))?.offset
+            return LogStoreError(.corruptSnapshot, "data block \(position + 1) of key-directory leaf \(leaf + 1)\(offset.map { " at offset \($0)" } ?? "") of \(path) is damaged: \(reason). Its records cannot be read. To keep the records of every other block and the saves after the snapshot, open the store read-write with recoveryMode .salvage (the damaged file is kept as \(path).damaged-0) or run \"logstore-tool recover \(path) --output NEW\"; \"logstore-tool verify \(path)\" lists every damaged block", path: path, offset: offset)
         }
         return Self.blockDamage(path: path, number: number + 1, offset: number < directory.count ? directory[number].offset : 0, reason: reason)
     }

@@ -9,7 +9,8 @@ extension CommittedState {
 
     // MARK: - Opening from a snapshot
 
-    /// Locates every record of `index` in `snapshot`'s blocks, and takes the
+    /// Locates the records of `index` in `snapshot`'s blocks (or takes the
+    /// key directory the snapshot reads a leaf at a time), and takes the
     /// secondary indexes and relationship pointers as the snapshot stored
     /// them. Nothing is decoded, except the records of an entity whose slots
     /// changed since the snapshot was written (a lightweight migration):
@@ -255,7 +256,7 @@ extension CommittedState {
     /// compaction wrote them (``indexSections()``).
     ///
     /// Where each record is comes from `index`, what the compaction's
-    /// read-back of `snapshot` found (checked against `written`'s counts):
+    /// read-back of `snapshot` found (checked against `written`'s keys):
     /// a paged snapshot's located keys, or an index frame's listed keys,
     /// placed block after block.
     mutating func relocate(into snapshot: SnapshotFile, index: SnapshotIndex, from written: CommittedState, sections: [SnapshotIndex.Index]) {

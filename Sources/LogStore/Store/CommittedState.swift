@@ -241,11 +241,20 @@ struct CommittedState: Sendable {
             visited = held.count
         } else {
             var live: [UInt64] = []
+            let snapshot = tables[table].snapshot, failedBefore = snapshot?.failedReadCount ?? 0
             tables[table].forEachKey { key in
                 visited += 1
                 if held.contains(key) { live.append(key) }
             }
             for key in live { apply(.delete(entity: entity, key: key), version: version) }
+            // A key-directory leaf that could not be read left its records
+            // live here though the run deletes them: the state no longer
+            // matches the file, so the store stops serving.
+            do throws(LogStoreError) {
+                try snapshot?.checkNoReadFailed(since: failedBefore)
+            } catch {
+                failure = failure ?? LogStoreError(.io, "a delete run written to the journal could not be applied in memory, so this store no longer serves reads or saves: \(error.message). The file holds the save: close the store and open it again", path: error.path, entity: entity.name, details: [error])
+            }
         }
         // Every key of a change counts as handed out (§12.5), the last included.
         if !held.contains(last) { apply(.delete(entity: entity, key: last), version: version) }

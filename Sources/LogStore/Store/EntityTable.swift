@@ -1,5 +1,5 @@
 // One entity's live records, packed: encoded values in a block of the
-// store's snapshot, found by key through the snapshot's located keys, or,
+// store's snapshot, found by key through the snapshot's keys, or,
 // once a save changed them, in a byte arena found through a key map.
 
 import CLogStoreSupport

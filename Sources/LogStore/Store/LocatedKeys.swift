@@ -31,7 +31,8 @@ struct LocatedKeys: Sendable, Equatable {
     private var offsets: [UInt32] = []
     /// How many keys it holds.
     private(set) var count = 0
-    private var lastKey: UInt64?
+    /// The last key appended.
+    private(set) var lastKey: UInt64?
 
     /// A dense segment longer than this ends at a gap; a shorter one keeps
     /// offsets from then on: one new segment costs as much as 10 offsets.

@@ -217,13 +217,24 @@ extension Store {
         }
         let origin = try TailOrigin(file: file, after: snapshot, index: index, deleteRuns: newHeader.holdsDeleteRuns)
         // The read-back located each entity's records (a paged snapshot's),
-        // or listed them (an index frame's): exactly the ones written.
+        // or listed them (an index frame's): exactly the keys written, in
+        // order, which the store reads them by once it switches. Compared
+        // by a digest of each side's keys in order, so as not to hold them.
+        let failedBefore = written.tables.first?.snapshot?.failedReadCount ?? 0
         for entity in model.entities {
             let section = index.entities[entity.index]
-            guard (section.inSnapshot?.count ?? section.keys.count) == written.tables[entity.index].count else {
-                throw LogStoreError(.io, "the snapshot \(temporary) was written with \(written.tables[entity.index].count) records of \(entity.name) but reads back with \(section.inSnapshot?.count ?? section.keys.count); the compaction stopped and the store goes on in \(path)", path: temporary, entity: entity.name)
+            var writtenKeys = KeySequenceDigest(), readBack = KeySequenceDigest()
+            written.tables[entity.index].forEachKey { writtenKeys.add($0) }
+            if let keys = section.inSnapshot {
+                keys.forEachRun(in: snapshot) { _, _, run in for position in 0..<run.count { readBack.add(run[position]) } }
+            } else {
+                for key in section.keys { readBack.add(key) }
+            }
+            guard writtenKeys == readBack else {
+                throw LogStoreError(.io, "the snapshot \(temporary) was written with \(writtenKeys.count) records of \(entity.name) but reads back with \(readBack.count), or other keys; the compaction stopped and the store goes on in \(path)", path: temporary, entity: entity.name)
             }
         }
+        try written.tables.first?.snapshot?.checkNoReadFailed(since: failedBefore)
         try checkOpen()
 
         // 3. Transactions saved meanwhile, copied while saves go on.
@@ -359,3 +370,4 @@ extension Store {
         }
     }
 }
+

@@ -31,7 +31,7 @@ struct LazyKeyDirectoryTests {
         return (model, records)
     }
 
-    @Test("Open reads the key directory's branches and the leaves where an entity ends; every record reads back through the leaves, each lookup reading at most one")
+    @Test("Open reads the key directory's branches and the leaves where an entity starts or ends; every record reads back through the leaves, each lookup reading at most one")
     func openReadsBoundaryLeavesOnly() throws {
         try withTemporaryDirectory { directory in
             let path = directory + "/lazy.logstore"
@@ -40,8 +40,9 @@ struct LazyKeyDirectoryTests {
             defer { store.close() }
             let snapshot = try #require(store.journal.snapshot)
             let keys = try #require(snapshot.keyDirectory)
-            let boundaries = keys.leaves.indices.filter(keys.isBoundary)
-            #expect(keys.leaves.count > 8 && boundaries.count < keys.leaves.count / 2, "\(keys.leaves.count) leaves, \(boundaries.count) where an entity ends")
+            // The leaves where an entity's records start or end.
+            let boundaries = keys.leaves.indices.filter(keys.isReadAtOpen)
+            #expect(keys.leaves.count > 8 && boundaries.count < keys.leaves.count / 2, "\(keys.leaves.count) leaves, \(boundaries.count) where an entity starts or ends")
             #expect(snapshot.keyLeavesRead == boundaries.count && snapshot.blocksDecoded == 0)
             #expect(snapshot.directory.isEmpty, "no directory of every data block")
 
@@ -154,6 +155,49 @@ struct LazyKeyDirectoryTests {
             let salvaged = try Store(path: path, model: model, options: Self.salvaging)
             defer { salvaged.close() }
             #expect(PagedSnapshotTests.namedContents(of: salvaged) == before, "every data block is whole")
+        }
+    }
+
+    /// `path`'s snapshot read again through a key directory whose parent
+    /// entries are `leaves` instead of the file's: what a crafted branch
+    /// says, with valid checksums.
+    static func snapshot(of journal: Journal, index: SnapshotIndex, path: String, leaves: (inout [PagedBlock.Child]) -> Void) throws -> SnapshotFile {
+        let honest = try #require(journal.snapshot?.keyDirectory)
+        var crafted = honest.leaves
+        leaves(&crafted)
+        let placement = honest.placement
+        let directory = try PagedKeyDirectory(leaves: crafted, tree: placement.tree, run: placement.run, entityNames: placement.entityNames, nextKeys: placement.nextKeys, path: path)
+        return SnapshotFile(index: index, tailStart: try #require(journal.snapshot).tailStart, file: try journal.currentFile.file.reopenForReading(), cacheCapacity: 1 << 20,
+                            rootOffset: try #require(journal.header.snapshotRootOffset), keyDirectory: directory)
+    }
+
+    @Test("A parent entry that puts a leaf's first key later than the leaf's, or an entity's first key later than it is, never makes a record read as absent: the leaf is read and refused")
+    func lyingParentEntries() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory + "/lazy.logstore"
+            _ = try Self.store(at: path)
+            let journal = try Journal(path: path, options: JournalOptions(access: .readOnly))
+            defer { journal.close() }
+            let honest = try #require(journal.snapshot?.keyDirectory)
+            let index = try #require(journal.takeSnapshotIndex())
+            let counter = try #require(journal.snapshot?.entityNames.firstIndex(of: "Counter"))
+            let inner = try #require(honest.leaves.indices.first { $0 > 0 && !honest.isReadAtOpen($0) && honest.firstEntity(ofLeaf: $0) == counter })
+            let realFirst = honest.leaves[inner].key
+
+            // The parent says the inner leaf starts two keys later: its real
+            // first key falls between the leaf before and that entry.
+            let later = try Self.snapshot(of: journal, index: index, path: path) { $0[inner].key += 2 }
+            let keys = try later.pagedEntityKeys()[counter]
+            #expect(SnapshotKeys.paged(keys).locate(realFirst, in: later) == .unreadable)
+            #expect(later.failedReadCount > 0)
+            let truthful = try Self.snapshot(of: journal, index: index, path: path) { _ in }
+            #expect(SnapshotKeys.paged(try truthful.pagedEntityKeys()[counter]).locate(realFirst, in: truthful) != .absent)
+
+            // The parent says the counters' first leaf starts one key later:
+            // open reads that leaf, and refuses it.
+            let first = try #require(honest.leaves.indices.first { honest.firstEntity(ofLeaf: $0) == counter })
+            let startLater = try Self.snapshot(of: journal, index: index, path: path) { $0[first].key += 1 }
+            #expect(throws: LogStoreError.self) { try startLater.pagedEntityKeys() }
         }
     }
 }
